@@ -1,0 +1,60 @@
+# prodi-bot: the two commands that matter are `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+HASH   := $(shell sha1sum pyproject.toml | cut -c1-12)
+STAMP_RUN  := $(VENV)/.run-$(HASH)
+STAMP_DEV  := $(VENV)/.dev-$(HASH)
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+
+.PHONY: setup run test test-fast lint bench eval clean help
+
+help:
+	@echo "make run    - install and start the console chat on the bundled sample site (offline)"
+	@echo "make test   - install and run the whole test suite (unit, integration, browser, faults)"
+	@echo "make setup  - only install (virtualenv in $(VENV))"
+	@echo "make lint   - ruff"
+	@echo "make bench  - regenerate docs/benchmarks.md"
+	@echo "make eval   - regenerate docs/evaluation.md"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip wheel setuptools
+
+# The runtime: enough for `make run` (console chat, bundled models, no network needed at run time).
+$(STAMP_RUN): pyproject.toml | $(PY)
+	$(PIP) install --quiet -e .
+	rm -f $(VENV)/.run-*
+	touch $@
+
+# Everything the tests need. torch is pinned to the CPU wheel that lies on this kind of machine's disk,
+# so sentence-transformers does not pull a multi-GB CUDA build.
+$(STAMP_DEV): $(STAMP_RUN)
+	$(PIP) install --quiet "torch==2.13.0"
+	$(PIP) install --quiet -e ".[dev,st]"
+	rm -f $(VENV)/.dev-*
+	touch $@
+
+setup: $(STAMP_DEV)
+
+run: $(STAMP_RUN)
+	$(PY) -m bot chat
+
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not integration and not browser and not faults"
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup
+	$(PY) -m bench
+
+eval: setup
+	$(PY) -m bench.evaluation
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

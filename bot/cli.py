@@ -1,0 +1,129 @@
+"""`python -m bot <command>`: the command-line contract (DESIGN.md, "CLI").
+
+Every command takes ``--json``. The parser lists every command from the start; each command's implementation
+lives in one ``bot/cmd_*.py`` module and is imported lazily, so ``--help`` stays fast and a missing capability
+says what it is instead of crashing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from bot.settings import Settings, SettingsError, load_settings
+
+__all__ = ["CommandUnavailable", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CommandUnavailable(Exception):
+    """Raised by a command whose capability has not landed yet (exit status 2)."""
+
+
+# command name -> "module:function". The function takes (args, settings) and returns an exit code.
+COMMANDS: dict[str, str] = {
+    "chat": "bot.cmd_answer:cmd_chat",
+    "serve": "bot.cmd_serve:cmd_serve",
+    "crawl": "bot.cmd_ingest:cmd_crawl",
+    "index": "bot.cmd_retrieval:cmd_index",
+    "reindex": "bot.cmd_ops:cmd_reindex",
+    "search": "bot.cmd_retrieval:cmd_search",
+    "ask": "bot.cmd_answer:cmd_ask",
+    "eval": "bot.cmd_eval:cmd_eval",
+    "sample-site": "bot.cmd_site:cmd_sample_site",
+    "docs": "bot.cmd_ingest:cmd_docs",
+    "status": "bot.cmd_ops:cmd_status",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bot",
+        description="prodi-bot: answers students' questions about a study program from its website.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--json", action="store_true", help="machine-readable JSON output")
+        return p
+
+    add("chat", "console chat on the current index (works offline, no tokens, no Redis)")
+    p = add("serve", "run every configured channel (Telegram, WhatsApp, web) and the scheduler")
+    p.add_argument("--no-scheduler", action="store_true", help="do not start the reindex schedule")
+    p = add("crawl", "crawl the site into the document store")
+    p.add_argument("--seed", action="append", default=[], metavar="URL", help="start URL (repeatable)")
+    p.add_argument("--max-pages", type=int, default=None, metavar="N")
+    p = add("index", "build or update the search index")
+    p.add_argument("--from-jsonl", metavar="FILE", help='documents as JSON lines {"id","url","title","text"}')
+    p.add_argument("--full", action="store_true", help="re-embed everything instead of only changed chunks")
+    p = add("reindex", "crawl, index, validate and swap (what the schedule runs)")
+    p.add_argument("--seed", action="append", default=[], metavar="URL")
+    p.add_argument("--max-pages", type=int, default=None, metavar="N")
+    p = add("search", "search the index")
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
+    p = add("ask", "answer one question")
+    p.add_argument("question")
+    p = add("eval", "evaluate retrieval, answers or consistency")
+    p.add_argument("what", choices=["retrieval", "answers", "consistency"])
+    p.add_argument("--dataset", metavar="FILE")
+    p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
+    p.add_argument("--compare", action="store_true", help="retrieval: hybrid, dense and bm25 side by side")
+    p.add_argument("--dump", metavar="FILE", help="write one JSON line per item")
+    p.add_argument("--query", help="consistency: the query to repeat")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--markdown", metavar="FILE", help="also write the metrics as a Markdown table")
+    p = add("sample-site", "serve the bundled sample prodi website on loopback")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--root", metavar="DIR", help="serve a copy of the site from DIR instead of the bundled one")
+    p = add("docs", "dump stored documents (or chunks) as JSON lines")
+    p.add_argument("--chunks", action="store_true")
+    add("status", "index version, counts and recent job runs")
+    return parser
+
+
+def _resolve(command: str) -> Callable[[argparse.Namespace, Settings], int]:
+    target = COMMANDS[command]
+    module_name, func_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, func_name)
+    except (ImportError, AttributeError) as error:
+        if isinstance(error, ImportError) and error.name and not error.name.startswith("bot.cmd_"):
+            raise
+        raise CommandUnavailable(f"'{command}' is not available in this build yet ({target} is missing).") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        print(str(error), file=sys.stderr)
+        return EXIT_USAGE
+    from bot.logging_setup import configure_logging
+
+    configure_logging(settings, quiet=bool(getattr(args, "json", False)))
+    try:
+        func = _resolve(args.command)
+        return int(func(args, settings) or 0)
+    except CommandUnavailable as error:
+        if args.json:
+            print(json.dumps({"error": "unavailable", "message": str(error)}))
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130

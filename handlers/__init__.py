@@ -1,0 +1,3 @@
+"""Handlers: the channel-neutral ChatService and thin per-channel adapters (telegram, whatsapp, web)."""
+
+__all__: list[str] = []

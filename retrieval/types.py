@@ -1,0 +1,59 @@
+"""Retrieval records and the small interfaces other layers depend on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Embedder", "Hit", "Retriever", "SearchResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk with its fused score and the per-retriever evidence behind it."""
+
+    chunk_id: str
+    doc_id: str
+    url: str
+    title: str
+    score: float
+    text: str
+    section: str = ""
+    distance: float | None = None  # cosine distance of the dense match (0..2), when there was one
+    scores: dict[str, float] = field(default_factory=dict, compare=False, hash=False)  # {"dense":…, "bm25":…}
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "url": self.url,
+            "title": self.title,
+            "score": round(float(self.score), 6),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: tuple[Hit, ...]
+    confidence: float
+    mode: str = "hybrid"
+    timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors. ``kind`` is "query" or "passage"."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray: ...
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    def search(self, query: str, k: int = 5, mode: str = "hybrid") -> SearchResult: ...

@@ -1,0 +1,3 @@
+"""Sync jobs: crawl, extract, normalise, chunk, and the incremental (re)index job."""
+
+__all__: list[str] = []

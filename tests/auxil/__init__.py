@@ -1,0 +1,1 @@
+"""Test helpers: fakes, factories and loopback stand-ins shared by the test modules."""
