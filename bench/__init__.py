@@ -1,0 +1,1 @@
+"""Benchmarks. `python -m bench` (make bench) runs every section and writes docs/benchmarks.md."""
