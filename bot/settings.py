@@ -116,6 +116,14 @@ class Settings(BaseSettings):
     hyde: bool = False
     telemetry_max_bytes: int = Field(10_000_000, ge=10_000)
 
+    # --- operations (reindex job, locks, schedule, reload) ----------------------------------------------------
+    reindex_min_pages_ratio: float = Field(0.5, ge=0, le=1)
+    reindex_max_error_ratio: float = Field(0.2, ge=0, le=1)
+    reindex_min_chunks_ratio: float = Field(0.5, ge=0, le=1)
+    reindex_lock_ttl_seconds: float = Field(300.0, ge=5)
+    reindex_misfire_grace_seconds: int = Field(3600, ge=1)
+    index_reload_interval_seconds: float = Field(30.0, ge=0)
+
     @field_validator("admin_ids", "site_seeds", "site_allowed_domains", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
