@@ -1,0 +1,234 @@
+"""The one shared aiohttp server: webhooks, web chat, JSON API, admin page, health and metrics.
+
+Routes: ``/telegram/webhook``, ``/whatsapp/webhook`` (GET verify, POST deliveries), ``/api/chat``,
+``/api/retrieve``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``), ``/healthz``, ``/metrics``, ``/``
+and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; handler bugs are logged and become a
+500 without taking the process down.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from handlers.web import WebApi, WebApiError
+from handlers.whatsapp import WhatsAppWebhook
+
+__all__ = ["ServerParts", "WEB_DIR", "build_server"]
+
+logger = logging.getLogger(__name__)
+
+WEB_DIR = Path(__file__).resolve().parent / "web"
+MAX_BODY_BYTES = 1_000_000
+_PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@dataclass
+class ServerParts:
+    """Everything the routes need, built by ``bot/app.py``. Missing parts disable their routes (404/503)."""
+
+    web: WebApi
+    whatsapp: WhatsAppWebhook | None = None
+    telegram: Any = None  # a started telegram.ext.Application in webhook mode
+    telegram_secret: str | None = None
+    admin_token: str | None = None
+    admin_status: Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]] | None = None
+    feedback_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
+    reindex: Callable[[], Awaitable[Any] | Any] | None = None
+    health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
+    metrics: Any = None
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _json_error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except Exception:
+        logger.exception("unhandled error on %s %s", request.method, request.path)
+        return _json_error(500, "internal error; see the server log")
+
+
+class _Routes:
+    def __init__(self, parts: ServerParts) -> None:
+        self.parts = parts
+
+    # --- Telegram --------------------------------------------------------------------------------------------
+    async def telegram_webhook(self, request: web.Request) -> web.Response:
+        application = self.parts.telegram
+        if application is None:
+            return _json_error(404, "Telegram webhook mode is not enabled (set TELEGRAM_WEBHOOK_URL)")
+        expected = self.parts.telegram_secret or ""
+        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            logger.warning("Telegram webhook: wrong or missing secret token; refused")
+            return _json_error(403, "wrong secret token")
+        try:
+            data = json.loads(await request.read())
+        except (ValueError, UnicodeDecodeError):
+            return _json_error(400, "body is not JSON")
+        if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+            return _json_error(400, "not a Telegram update (needs an integer update_id)")
+        from telegram import Update
+
+        try:
+            update = Update.de_json(data, application.bot)
+        except Exception as error:
+            logger.warning("Telegram update %s could not be parsed (%s); ignored", data.get("update_id"), error)
+            return web.Response(text="ignored")
+        await application.update_queue.put(update)
+        return web.Response(text="ok")
+
+    # --- WhatsApp --------------------------------------------------------------------------------------------
+    async def whatsapp_verify(self, request: web.Request) -> web.Response:
+        if self.parts.whatsapp is None:
+            return _json_error(404, "WhatsApp is not configured (set WHATSAPP_TOKEN and friends)")
+        status, body = self.parts.whatsapp.verify(request.query)
+        return web.Response(status=status, text=body)
+
+    async def whatsapp_post(self, request: web.Request) -> web.Response:
+        if self.parts.whatsapp is None:
+            return _json_error(404, "WhatsApp is not configured (set WHATSAPP_TOKEN and friends)")
+        body = await request.read()
+        status, text = self.parts.whatsapp.accept(body, request.headers.get("X-Hub-Signature-256"))
+        return web.Response(status=status, text=text)
+
+    # --- web chat and JSON API -------------------------------------------------------------------------------
+    async def _body(self, request: web.Request) -> Any:
+        try:
+            return json.loads(await request.read())
+        except (ValueError, UnicodeDecodeError):
+            raise WebApiError(400, 'the body must be JSON, e.g. {"message": "Siapa ketua prodi?"}') from None
+
+    async def api_chat(self, request: web.Request) -> web.Response:
+        try:
+            body = await self._body(request)
+            data = await self.parts.web.chat(body)
+        except WebApiError as error:
+            return _json_error(error.status, error.message)
+        if self.parts.metrics is not None:
+            self.parts.metrics.message("web")
+            if data.get("kind") == "answer":
+                self.parts.metrics.answers.labels(channel="web").inc()
+                if data.get("abstained"):
+                    self.parts.metrics.abstentions.labels(channel="web").inc()
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+    async def api_retrieve(self, request: web.Request) -> web.Response:
+        try:
+            body = await self._body(request)
+            data = await self.parts.web.retrieve(body)
+        except WebApiError as error:
+            return _json_error(error.status, error.message)
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+    async def index(self, request: web.Request) -> web.FileResponse:
+        return web.FileResponse(WEB_DIR / "index.html", headers=_PAGE_HEADERS)
+
+    # --- admin -----------------------------------------------------------------------------------------------
+    def _admin_ok(self, request: web.Request) -> web.Response | None:
+        token = self.parts.admin_token
+        if not token:
+            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+        given = request.query.get("token", "")
+        auth = request.headers.get("Authorization", "")
+        if auth.lower().startswith("bearer "):
+            given = auth[7:].strip()
+        if not given or not hmac.compare_digest(given.encode(), token.encode()):
+            return _json_error(401, "admin token missing or wrong (Authorization: Bearer <ADMIN_TOKEN>)")
+        return None
+
+    async def admin_page(self, request: web.Request) -> web.StreamResponse:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused
+        return web.FileResponse(WEB_DIR / "admin.html", headers=_PAGE_HEADERS)
+
+    async def admin_status(self, request: web.Request) -> web.Response:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused
+        data: dict[str, Any] = {"index": {}, "runs": []}
+        if self.parts.admin_status is not None:
+            try:
+                status = await _resolve(self.parts.admin_status())
+                if isinstance(status, dict):
+                    data.update(status)
+            except Exception as error:
+                logger.exception("admin status provider failed")
+                data["error"] = f"status unavailable: {error}"
+        if self.parts.feedback_counts is not None:
+            data["feedback"] = await self.parts.feedback_counts()
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
+
+    async def admin_reindex(self, request: web.Request) -> web.Response:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused
+        if self.parts.reindex is None:
+            return _json_error(503, "reindex is not available in this process")
+        try:
+            result = await _resolve(self.parts.reindex())
+        except Exception as error:
+            logger.exception("reindex from the admin page failed")
+            return _json_error(409, f"reindex could not start: {error}")
+        return web.json_response({"started": True, "detail": str(result) if result else ""}, status=202)
+
+    # --- health and metrics ----------------------------------------------------------------------------------
+    async def healthz(self, request: web.Request) -> web.Response:
+        checks: dict[str, bool] = {"process": True}
+        for name, check in self.parts.health_checks.items():
+            try:
+                checks[name] = bool(await _resolve(check()))
+            except Exception:
+                checks[name] = False
+        ok = all(checks.values())
+        return web.json_response({"status": "ok" if ok else "unavailable", "checks": checks}, status=200 if ok else 503)
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        if self.parts.metrics is None:
+            return _json_error(404, "metrics are not enabled")
+        body, content_type = self.parts.metrics.render()
+        response = web.Response(body=body)
+        response.headers["Content-Type"] = content_type
+        return response
+
+
+def build_server(parts: ServerParts) -> web.Application:
+    """The aiohttp Application with every route (run it with ``web.AppRunner``)."""
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_errors])
+    routes = _Routes(parts)
+    app.router.add_post("/telegram/webhook", routes.telegram_webhook)
+    app.router.add_get("/whatsapp/webhook", routes.whatsapp_verify)
+    app.router.add_post("/whatsapp/webhook", routes.whatsapp_post)
+    app.router.add_post("/api/chat", routes.api_chat)
+    app.router.add_post("/api/retrieve", routes.api_retrieve)
+    app.router.add_get("/admin", routes.admin_page)
+    app.router.add_get("/admin/api/status", routes.admin_status)
+    app.router.add_post("/admin/api/reindex", routes.admin_reindex)
+    app.router.add_get("/healthz", routes.healthz)
+    app.router.add_get("/metrics", routes.metrics)
+    app.router.add_get("/", routes.index)
+    app.router.add_static("/static/", WEB_DIR, show_index=False)
+    return app

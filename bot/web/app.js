@@ -1,0 +1,95 @@
+"use strict";
+(function () {
+  var form = document.getElementById("ask");
+  var input = document.getElementById("message");
+  var send = document.getElementById("send");
+  var log = document.getElementById("log");
+  var status = document.getElementById("status");
+  var key = "prodibot-session";
+  var session = null;
+  try { session = window.localStorage.getItem(key); } catch (e) { session = null; }
+  if (!session || !/^[A-Za-z0-9_-]{1,64}$/.test(session)) {
+    session = "web-" + Math.random().toString(36).slice(2) + Date.now().toString(36);
+    try { window.localStorage.setItem(key, session); } catch (e) { /* private mode */ }
+  }
+
+  function safeUrl(url) {
+    try {
+      var u = new URL(url, window.location.href);
+      return (u.protocol === "http:" || u.protocol === "https:") ? u.href : null;
+    } catch (e) { return null; }
+  }
+
+  function add(role, text, sources, isError) {
+    var div = document.createElement("div");
+    div.className = "msg " + role + (isError ? " error" : "");
+    var p = document.createElement("p");
+    p.style.margin = "0";
+    p.textContent = text;
+    div.appendChild(p);
+    if (sources && sources.length) {
+      var label = document.createElement("p");
+      label.style.margin = ".5rem 0 0";
+      label.textContent = "Sumber:";
+      div.appendChild(label);
+      var list = document.createElement("ol");
+      list.className = "sources";
+      sources.forEach(function (s) {
+        var href = safeUrl(s.url);
+        if (!href) { return; }
+        var li = document.createElement("li");
+        var a = document.createElement("a");
+        a.href = href;
+        a.target = "_blank";
+        a.rel = "noopener noreferrer";
+        a.textContent = s.title || s.url;
+        li.appendChild(a);
+        list.appendChild(li);
+      });
+      div.appendChild(list);
+    }
+    log.appendChild(div);
+    div.scrollIntoView({ block: "end" });
+  }
+
+  function ask(text) {
+    add("user", text);
+    send.disabled = true;
+    input.setAttribute("aria-busy", "true");
+    status.textContent = "Sedang mencari jawaban…";
+    fetch("/api/chat", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ message: text, session_id: session })
+    }).then(function (r) {
+      return r.json().then(function (data) { return { ok: r.ok, data: data }; });
+    }).then(function (res) {
+      if (!res.ok) {
+        add("bot", res.data.error || "Mohon maaf, terjadi kendala. Silakan coba lagi.", null, true);
+      } else {
+        add("bot", res.data.reply || res.data.answer || "", res.data.sources || []);
+      }
+    }).catch(function () {
+      add("bot", "Mohon maaf, server tidak dapat dihubungi. Silakan coba lagi.", null, true);
+    }).finally(function () {
+      send.disabled = false;
+      input.removeAttribute("aria-busy");
+      status.textContent = "";
+      input.focus();
+    });
+  }
+
+  form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var text = input.value.trim();
+    if (!text || send.disabled) { return; }
+    input.value = "";
+    ask(text);
+  });
+  input.addEventListener("keydown", function (ev) {
+    if (ev.key === "Enter" && !ev.shiftKey) {
+      ev.preventDefault();
+      form.requestSubmit();
+    }
+  });
+})();

@@ -1,0 +1,297 @@
+"""ChatService: the channel-neutral core. Text in → Reply (with the Answer) out, plus the bot's commands.
+
+Channel adapters (Telegram, WhatsApp, web) translate their events into ``UserRef`` + text and render the ``Reply``.
+The service depends only on small interfaces: an ``Answerer`` (the generation pipeline), the conversation store,
+the feedback store, per-user state, and two callables for ``/status`` and ``/reindex`` that ``bot/`` provides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from generation.types import Answer, Source
+from handlers import texts
+from handlers.formatting import format_sources_plain
+from storage.conversations import ConversationStore
+from storage.dedup import UserState
+from storage.feedback import FEEDBACK_VALUES, FeedbackStore
+from storage.models import Message
+
+__all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "UserRef"]
+
+logger = logging.getLogger(__name__)
+
+PositionCallback = Callable[[int], Awaitable[None] | None]
+StatusProvider = Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]]
+ReindexTrigger = Callable[[], Awaitable[Any] | Any]
+
+COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback")
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """What the generation pipeline offers: answer one question given the conversation so far."""
+
+    async def answer(
+        self, question: str, history: Sequence[Message], *, on_position: PositionCallback | None = None
+    ) -> Answer: ...
+
+
+@dataclass(frozen=True, slots=True)
+class UserRef:
+    """Who is talking: the channel and the user's id on it (Telegram user id, WhatsApp number, web session)."""
+
+    channel: str
+    user_id: str
+    display: str = field(default="", compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.channel}:{self.user_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What to send back. ``kind``: answer, command, notice, rate_limited, error.
+
+    ``feedback_id`` is the answer's trace id when the reply should carry 👍/👎 buttons.
+    """
+
+    text: str
+    kind: str = "command"
+    answer: Answer | None = None
+    sources: tuple[Source, ...] = ()
+    feedback_id: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "reply": self.text,
+            "kind": self.kind,
+            "sources": [s.as_json() for s in self.sources],
+            "feedback_id": self.feedback_id,
+        }
+        if self.answer is not None:
+            data.update(self.answer.as_json())
+            data["reply"] = self.text
+        return data
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _normalise_id(value: str) -> str:
+    return value.strip().lstrip("+").lower()
+
+
+class ChatService:
+    """Channel-neutral message and command handling. One instance serves every channel."""
+
+    def __init__(
+        self,
+        answerer: Answerer,
+        conversations: ConversationStore,
+        feedback: FeedbackStore,
+        state: UserState,
+        *,
+        admin_ids: Sequence[str] = (),
+        rate_limit_per_minute: int = 5,
+        history_window: int = 20,
+        status_provider: StatusProvider | None = None,
+        reindex_trigger: ReindexTrigger | None = None,
+        queue_depth: Callable[[], int] | None = None,
+        max_question_chars: int = 1000,
+        answer_timeout: float = 180.0,
+    ) -> None:
+        self.answerer = answerer
+        self.conversations = conversations
+        self.feedback_store = feedback
+        self.state = state
+        self.admin_ids = frozenset(_normalise_id(a) for a in admin_ids if a.strip())
+        self.rate_limit_per_minute = rate_limit_per_minute
+        self.history_window = history_window
+        self.status_provider = status_provider
+        self.reindex_trigger = reindex_trigger
+        self.queue_depth = queue_depth
+        self.max_question_chars = max_question_chars
+        self.answer_timeout = answer_timeout
+
+    # --- entry points -----------------------------------------------------------------------------------------
+    def is_admin(self, user: UserRef) -> bool:
+        return _normalise_id(user.user_id) in self.admin_ids or _normalise_id(user.key) in self.admin_ids
+
+    async def handle(self, user: UserRef, text: str, *, on_position: PositionCallback | None = None) -> Reply:
+        """Route a text: ``/command args`` to the command, anything else to ``ask`` (both rate limited)."""
+        text = (text or "").strip()
+        allowed, reset = await self.state.hit_rate(user.key, self.rate_limit_per_minute)
+        if not allowed:
+            logger.info("rate limit hit for a %s user", user.channel)
+            return Reply(texts.RATE_LIMITED.format(seconds=max(1, reset)), kind="rate_limited")
+        if text.startswith("/"):
+            name, _, args = text[1:].partition(" ")
+            name = name.split("@", 1)[0].lower()
+            return await self.command(user, name, args.strip())
+        return await self._ask(user, text, on_position=on_position)
+
+    async def ask(self, user: UserRef, text: str, *, on_position: PositionCallback | None = None) -> Reply:
+        """Answer a question (rate limited). Never raises: failures become a polite error reply."""
+        allowed, reset = await self.state.hit_rate(user.key, self.rate_limit_per_minute)
+        if not allowed:
+            return Reply(texts.RATE_LIMITED.format(seconds=max(1, reset)), kind="rate_limited")
+        return await self._ask(user, text, on_position=on_position)
+
+    async def command(self, user: UserRef, name: str, args: str = "") -> Reply:
+        """Run one command by name; an unknown name gets a polite pointer to /help."""
+        handlers: dict[str, Callable[[UserRef], Awaitable[Reply]]] = {
+            "start": self.start,
+            "help": self.help,
+            "bantuan": self.help,
+            "reset": self.reset,
+            "sumber": self.sumber,
+            "status": self.status,
+            "reindex": self.reindex,
+            "hapus": self.hapus,
+        }
+        if name == "feedback":
+            value, _, trace_id = args.partition(" ")
+            return await self.feedback(user, trace_id.strip(), value.strip())
+        handler = handlers.get(name)
+        if handler is None:
+            return Reply(texts.UNKNOWN_COMMAND, kind="notice")
+        return await handler(user)
+
+    # --- questions ------------------------------------------------------------------------------------------
+    async def _ask(self, user: UserRef, text: str, *, on_position: PositionCallback | None) -> Reply:
+        text = (text or "").strip()
+        if not text:
+            return Reply(texts.ASK_SOMETHING, kind="notice")
+        if len(text) > self.max_question_chars:
+            return Reply(texts.TOO_LONG.format(limit=self.max_question_chars), kind="notice")
+        history = await self.conversations.history(user.key, self.history_window)
+        started = time.perf_counter()
+        try:
+            answer = await asyncio.wait_for(
+                self.answerer.answer(text, history, on_position=on_position), timeout=self.answer_timeout
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("answering failed for a %s user", user.channel)
+            return Reply(texts.ERROR, kind="error")
+        logger.info(
+            "answered channel=%s abstained=%s sources=%d ms=%.0f",
+            user.channel,
+            answer.abstained,
+            len(answer.sources),
+            (time.perf_counter() - started) * 1000,
+        )
+        now = time.time()
+        await self.conversations.append(user.key, Message(role="user", text=text, ts=now))
+        await self.conversations.append(user.key, Message(role="assistant", text=answer.answer, ts=time.time()))
+        sources = tuple(answer.sources)
+        await self.state.set_last_answer(user.key, answer.trace_id, [s.as_json() for s in sources])
+        body = answer.answer.strip() or texts.ERROR
+        if answer.abstained:
+            body = f"{body}\n\n{texts.ABSTAIN_HINT}"
+        return Reply(body, kind="answer", answer=answer, sources=sources, feedback_id=answer.trace_id)
+
+    # --- commands --------------------------------------------------------------------------------------------
+    async def start(self, user: UserRef) -> Reply:
+        """Greeting with what the bot knows."""
+        return Reply(texts.START)
+
+    async def help(self, user: UserRef) -> Reply:
+        """Example questions and the command list."""
+        return Reply(texts.HELP)
+
+    async def reset(self, user: UserRef) -> Reply:
+        """Clear the conversation history."""
+        await self.conversations.clear(user.key)
+        return Reply(texts.RESET_DONE)
+
+    async def hapus(self, user: UserRef) -> Reply:
+        """Delete everything stored about the user: history, feedback, counters, last answer."""
+        await self.conversations.clear(user.key)
+        await self.feedback_store.delete_user(user.key)
+        await self.state.delete_user(user.key)
+        logger.info("deleted all data of a %s user on request", user.channel)
+        return Reply(texts.HAPUS_DONE)
+
+    async def sumber(self, user: UserRef) -> Reply:
+        """Sources of the last answer."""
+        last = await self.state.last_answer(user.key)
+        raw = (last or {}).get("sources") or []
+        sources = tuple(
+            Source(url=str(s.get("url", "")), title=str(s.get("title", "")))
+            for s in raw
+            if isinstance(s, dict) and s.get("url")
+        )
+        if not sources:
+            return Reply(texts.NO_SOURCES, kind="notice")
+        return Reply(format_sources_plain(sources, texts.SOURCES_HEADER), sources=sources)
+
+    async def status(self, user: UserRef) -> Reply:
+        """Index version, last crawl time, queue depth."""
+        try:
+            data = await _resolve(self.status_provider()) if self.status_provider else {}
+        except Exception:
+            logger.exception("status provider failed")
+            return Reply(texts.STATUS_UNAVAILABLE, kind="error")
+        return Reply(self.format_status(data or {}))
+
+    def format_status(self, data: dict[str, Any]) -> str:
+        index = data.get("index") if isinstance(data.get("index"), dict) else {}
+        runs = data.get("runs") if isinstance(data.get("runs"), list) else []
+        version = index.get("version") or "belum ada"
+        chunks = index.get("chunks")
+        lines = ["Status layanan:"]
+        lines.append(f"• Versi indeks: {version}" + (f" ({chunks} potongan teks)" if chunks is not None else ""))
+        last_crawl = index.get("last_crawl") or index.get("built_at")
+        for run in runs:
+            if isinstance(run, dict) and run.get("status") in ("ok", "success", "succeeded", "done"):
+                last_crawl = run.get("finished_at") or run.get("started_at") or last_crawl
+                break
+        lines.append(f"• Situs terakhir diperbarui: {last_crawl or 'belum pernah'}")
+        depth = data.get("queue_depth")
+        if depth is None and self.queue_depth is not None:
+            try:
+                depth = self.queue_depth()
+            except Exception:  # pragma: no cover - defensive
+                depth = None
+        lines.append(f"• Antrean pertanyaan: {depth if depth is not None else 0}")
+        return "\n".join(lines)
+
+    async def reindex(self, user: UserRef) -> Reply:
+        """Start a reindex (admins only)."""
+        if not self.is_admin(user):
+            logger.info("refused /reindex from a non-admin %s user", user.channel)
+            return Reply(texts.ADMIN_ONLY, kind="notice")
+        if self.reindex_trigger is None:
+            return Reply(texts.REINDEX_FAILED.format(detail="fitur pembaruan indeks belum dikonfigurasi."))
+        try:
+            result = await _resolve(self.reindex_trigger())
+        except Exception as error:
+            logger.exception("reindex trigger failed")
+            return Reply(texts.REINDEX_FAILED.format(detail=str(error) or type(error).__name__), kind="error")
+        detail = str(result) if result else "berjalan di latar belakang"
+        return Reply(texts.REINDEX_STARTED.format(detail=detail))
+
+    async def feedback(self, user: UserRef, trace_id: str, value: str) -> Reply:
+        """Store 👍/👎 with the answer's trace id."""
+        value = {"👍": "up", "👎": "down", "+": "up", "-": "down"}.get(value, value).lower()
+        if value not in FEEDBACK_VALUES:
+            return Reply(texts.FEEDBACK_NOT_FOUND, kind="notice")
+        if not trace_id:
+            last = await self.state.last_answer(user.key)
+            trace_id = str((last or {}).get("trace_id") or "")
+        stored = await self.feedback_store.add(user.key, trace_id, value)
+        if not stored:
+            return Reply(texts.FEEDBACK_NOT_FOUND, kind="notice")
+        logger.info("feedback %s stored for trace %s", value, trace_id)
+        return Reply(texts.FEEDBACK_THANKS_UP if value == "up" else texts.FEEDBACK_THANKS_DOWN)

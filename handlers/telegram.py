@@ -1,0 +1,240 @@
+"""Telegram adapter (python-telegram-bot v22): thin handlers that turn updates into ChatService calls.
+
+Policies:
+- Private chats: every text is a question; ``/commands`` run the command.
+- Groups and supergroups: only commands (``/cmd`` or ``/cmd@thisbot``) and texts that mention the bot or reply to
+  one of its messages are answered; everything else is ignored.
+- Edited messages are never answered again (the original was already answered and stored in the history); in a
+  private chat the user gets a one-line hint to send a new message instead. Edited messages in groups are ignored.
+- Non-text messages (photo, sticker, voice, document, location, …) in private chats get a polite "text only" reply.
+- Channel posts, member updates, inline queries, polls and every other update type are ignored (no handler).
+- Callback queries (👍/👎) are always answered, even when the data is unknown or the store fails.
+- Every error reaches one error handler, which logs it with exc_info and tells the user politely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Message, Update
+from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMode
+from telegram.error import TelegramError
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from handlers import texts
+from handlers.chat import ChatService, Reply, UserRef
+from handlers.formatting import format_sources_html, split_message
+
+__all__ = ["TelegramHandlers", "escape_and_split"]
+
+logger = logging.getLogger(__name__)
+
+TELEGRAM_LIMIT = 4096
+TYPING_INTERVAL = 4.0
+COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus")
+
+
+def escape_and_split(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
+    """HTML-escape ``text`` and split it into parts that stay under ``limit`` after escaping."""
+    budget = limit
+    while budget >= 64:
+        parts = [html.escape(p, quote=False) for p in split_message(text, budget)]
+        if all(len(p) <= limit for p in parts):
+            return parts
+        budget = int(budget * 0.8)
+    return [html.escape(p, quote=False)[:limit] for p in split_message(text, 64)]
+
+
+def _user(update: Update) -> UserRef | None:
+    if update.effective_user is not None:
+        u = update.effective_user
+        return UserRef("telegram", str(u.id), display=u.first_name or "")
+    if update.effective_chat is not None:  # anonymous admins, sender chats
+        return UserRef("telegram", f"chat{update.effective_chat.id}")
+    return None
+
+
+class TelegramHandlers:
+    """Registers the bot's handlers on a PTB Application and renders Replies as Telegram messages."""
+
+    def __init__(self, service: ChatService, *, metrics: Any = None, typing_interval: float = TYPING_INTERVAL):
+        self.service = service
+        self.metrics = metrics
+        self.typing_interval = typing_interval
+
+    def register(self, application: Application) -> None:
+        only_new = filters.UpdateType.MESSAGE
+        for name in COMMANDS:
+            application.add_handler(CommandHandler(name, self.on_command, filters=only_new))
+        application.add_handler(MessageHandler(only_new & filters.COMMAND & filters.ChatType.PRIVATE, self.on_unknown))
+        application.add_handler(MessageHandler(only_new & filters.TEXT & ~filters.COMMAND, self.on_text))
+        application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, self.on_edited))
+        application.add_handler(
+            MessageHandler(
+                only_new & filters.ChatType.PRIVATE & ~filters.TEXT & ~filters.StatusUpdate.ALL, self.on_non_text
+            )
+        )
+        application.add_handler(CallbackQueryHandler(self.on_callback))
+        application.add_error_handler(self.on_error)
+
+    # --- handlers --------------------------------------------------------------------------------------------
+    async def on_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Run a bot command through the ChatService."""
+        message, user = update.message, _user(update)
+        if message is None or user is None or not message.text:
+            return
+        self._count()
+        reply = await self.service.handle(user, message.text)
+        await self.send_reply(message, reply)
+
+    async def on_unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A command the bot does not know (private chats only)."""
+        if update.message is not None:
+            await update.message.reply_text(texts.UNKNOWN_COMMAND)
+
+    async def on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Answer a question (in groups only when the bot is addressed)."""
+        message, user = update.message, _user(update)
+        if message is None or user is None or not message.text:
+            return
+        text = message.text
+        if message.chat.type != ChatType.PRIVATE:
+            addressed, text = self._addressed(message, context)
+            if not addressed:
+                return
+        self._count()
+        reply = await self.answer_with_typing(message, user, text, context)
+        if reply.answer is not None and self.metrics is not None:
+            self.metrics.answer("telegram", reply.answer)
+        await self.send_reply(message, reply)
+
+    async def on_edited(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Edited messages are not re-answered; private chats get a hint."""
+        message = update.edited_message
+        if message is not None and message.chat.type == ChatType.PRIVATE and message.text:
+            await message.reply_text(texts.EDITED_IGNORED)
+
+    async def on_non_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Photos, stickers, voice, documents, locations…: ask for text."""
+        if update.message is not None:
+            self._count()
+            await update.message.reply_text(texts.TEXT_ONLY)
+
+    async def on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """👍/👎 buttons: store the feedback; the query is always answered."""
+        query = update.callback_query
+        if query is None:
+            return
+        notice = ""
+        try:
+            parts = (query.data or "").split(":", 2)
+            user = _user(update)
+            if user is not None and len(parts) >= 2 and parts[0] == "fb":
+                reply = await self.service.feedback(user, parts[2] if len(parts) == 3 else "", parts[1])
+                notice = reply.text
+                if reply.kind != "notice" and query.message is not None:
+                    with contextlib.suppress(TelegramError):
+                        await query.edit_message_reply_markup(reply_markup=None)
+        finally:
+            await query.answer(notice[:190] or None)
+
+    async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The one error handler: log with the traceback, then apologise to the user if there is one."""
+        logger.error("error while handling a Telegram update", exc_info=context.error)
+        if isinstance(update, Update) and update.effective_chat is not None:
+            try:
+                await context.bot.send_message(update.effective_chat.id, texts.ERROR)
+            except Exception:
+                logger.warning("could not send the error notice to the user", exc_info=True)
+
+    # --- helpers --------------------------------------------------------------------------------------------
+    def _count(self) -> None:
+        if self.metrics is not None:
+            self.metrics.message("telegram")
+
+    @staticmethod
+    def _addressed(message: Message, context: ContextTypes.DEFAULT_TYPE) -> tuple[bool, str]:
+        """Is a group message meant for the bot? Returns (addressed, text without the mention)."""
+        bot = context.bot
+        username = (bot.username or "").lower() if bot else ""
+        text = message.text or ""
+        reply_to = message.reply_to_message
+        if reply_to is not None and reply_to.from_user is not None and bot is not None:
+            if reply_to.from_user.id == bot.id:
+                return True, text
+        if username:
+            for entity, value in message.parse_entities([MessageEntityType.MENTION]).items():
+                if value.lower() == f"@{username}":
+                    stripped = (text[: entity.offset] + text[entity.offset + entity.length :]).strip()
+                    return True, stripped
+        return False, text
+
+    async def answer_with_typing(
+        self, message: Message, user: UserRef, text: str, context: ContextTypes.DEFAULT_TYPE
+    ) -> Reply:
+        """Run the ChatService while re-sending the typing action and showing the queue position."""
+        chat_id = message.chat_id
+        bot = context.bot
+        told_position = False
+
+        async def keep_typing() -> None:
+            while True:
+                with contextlib.suppress(TelegramError):
+                    await bot.send_chat_action(chat_id, ChatAction.TYPING)
+                await asyncio.sleep(self.typing_interval)
+
+        async def on_position(position: int) -> None:
+            nonlocal told_position
+            if position >= 1 and not told_position:
+                told_position = True
+                with contextlib.suppress(TelegramError):
+                    await bot.send_message(chat_id, texts.QUEUED.format(position=position))
+
+        typing = asyncio.create_task(keep_typing())
+        try:
+            return await self.service.handle(user, text, on_position=on_position)
+        finally:
+            typing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await typing
+
+    async def send_reply(self, message: Message, reply: Reply) -> None:
+        """Send a Reply: escaped parts, sources as links, 👍/👎 buttons on the last part of an answer."""
+        if reply.kind != "answer" and reply.sources:  # /sumber: the list itself, as links
+            parts, sources = [format_sources_html(reply.sources, texts.SOURCES_HEADER)], ""
+        else:
+            parts = escape_and_split(reply.text)
+            sources = format_sources_html(reply.sources) if reply.sources else ""
+        if sources:
+            if parts and len(parts[-1]) + 2 + len(sources) <= TELEGRAM_LIMIT:
+                parts[-1] = f"{parts[-1]}\n\n{sources}"
+            else:
+                parts.append(sources[:TELEGRAM_LIMIT])
+        markup = None
+        if reply.feedback_id:
+            up, down = f"fb:up:{reply.feedback_id}", f"fb:down:{reply.feedback_id}"
+            if len(up.encode()) > 64 or len(down.encode()) > 64:  # callback data limit: fall back to "last answer"
+                up, down = "fb:up", "fb:down"
+            markup = InlineKeyboardMarkup(
+                [[InlineKeyboardButton("👍", callback_data=up), InlineKeyboardButton("👎", callback_data=down)]]
+            )
+        no_preview = LinkPreviewOptions(is_disabled=True)
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            await message.reply_text(
+                part,
+                parse_mode=ParseMode.HTML,
+                link_preview_options=no_preview,
+                reply_markup=markup if last else None,
+            )

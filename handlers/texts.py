@@ -1,0 +1,79 @@
+"""User-facing texts, in polite Indonesian. One place, so every channel says the same thing."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ABSTAIN_HINT",
+    "ADMIN_ONLY",
+    "ASK_SOMETHING",
+    "BUSY_ERROR",
+    "EDITED_IGNORED",
+    "ERROR",
+    "FEEDBACK_NOT_FOUND",
+    "FEEDBACK_THANKS_DOWN",
+    "FEEDBACK_THANKS_UP",
+    "HAPUS_DONE",
+    "HELP",
+    "NO_SOURCES",
+    "QUEUED",
+    "RATE_LIMITED",
+    "REINDEX_FAILED",
+    "REINDEX_STARTED",
+    "RESET_DONE",
+    "SOURCES_HEADER",
+    "START",
+    "STATUS_UNAVAILABLE",
+    "TEXT_ONLY",
+    "TOO_LONG",
+    "UNKNOWN_COMMAND",
+]
+
+START = (
+    "Halo! Saya asisten informasi program studi. Silakan ketik pertanyaan Anda tentang prodi, misalnya "
+    "kurikulum, dosen, jadwal, atau pendaftaran. Saya menjawab dari situs resmi prodi dan selalu menyertakan "
+    "sumbernya.\n\nKetik /help untuk melihat contoh pertanyaan dan perintah yang tersedia."
+)
+
+HELP = (
+    "Saya menjawab pertanyaan tentang program studi berdasarkan isi situs resminya.\n\n"
+    "Contoh pertanyaan:\n"
+    "• Siapa ketua program studi?\n"
+    "• Berapa SKS mata kuliah Basis Data?\n"
+    "• Kapan jadwal pendaftaran semester ini?\n"
+    "• Apa saja laboratorium yang tersedia?\n\n"
+    "Perintah:\n"
+    "/sumber - sumber jawaban terakhir\n"
+    "/reset - mulai percakapan baru\n"
+    "/status - status data dan antrean\n"
+    "/hapus - hapus semua data percakapan Anda\n"
+    "/help - bantuan ini"
+)
+
+RESET_DONE = "Riwayat percakapan sudah dihapus. Silakan mulai dengan pertanyaan baru."
+HAPUS_DONE = (
+    "Semua data Anda (riwayat percakapan, umpan balik, dan penghitung) sudah dihapus. Terima kasih telah "
+    "menggunakan layanan ini."
+)
+NO_SOURCES = "Belum ada jawaban sebelumnya yang memiliki sumber. Silakan ajukan pertanyaan terlebih dahulu."
+SOURCES_HEADER = "Sumber jawaban terakhir:"
+ADMIN_ONLY = "Mohon maaf, perintah ini hanya dapat digunakan oleh admin."
+REINDEX_STARTED = "Pembaruan indeks sudah dimulai ({detail}). Jawaban lama tetap dipakai sampai indeks baru siap."
+REINDEX_FAILED = "Mohon maaf, pembaruan indeks tidak dapat dimulai: {detail}"
+STATUS_UNAVAILABLE = "Mohon maaf, status sistem sedang tidak dapat dibaca. Silakan coba lagi nanti."
+RATE_LIMITED = (
+    "Mohon maaf, Anda mengirim pesan terlalu cepat. Silakan tunggu sekitar {seconds} detik lalu coba lagi."
+)
+QUEUED = "Pertanyaan Anda sedang antre (posisi {position}). Mohon ditunggu sebentar."
+TEXT_ONLY = "Mohon maaf, saat ini saya hanya dapat membaca pesan teks. Silakan ketik pertanyaan Anda."
+ASK_SOMETHING = "Silakan ketik pertanyaan Anda tentang program studi."
+TOO_LONG = "Mohon maaf, pesan Anda terlalu panjang. Silakan ringkas pertanyaan Anda (maksimal {limit} karakter)."
+ERROR = "Mohon maaf, terjadi kendala saat memproses pesan Anda. Silakan coba beberapa saat lagi."
+BUSY_ERROR = "Mohon maaf, sistem sedang sibuk. Silakan coba lagi sebentar lagi."
+UNKNOWN_COMMAND = "Mohon maaf, perintah itu tidak dikenal. Ketik /help untuk melihat perintah yang tersedia."
+FEEDBACK_THANKS_UP = "Terima kasih atas umpan baliknya! 👍"
+FEEDBACK_THANKS_DOWN = "Terima kasih atas umpan baliknya. Kami akan terus memperbaiki jawaban. 👎"
+FEEDBACK_NOT_FOUND = "Mohon maaf, umpan balik untuk jawaban ini tidak dapat disimpan."
+EDITED_IGNORED = (
+    "Pesan yang disunting tidak diproses ulang. Jika ingin bertanya lagi, silakan kirim pesan baru."
+)
+ABSTAIN_HINT = "Anda dapat mencoba pertanyaan yang lebih spesifik, atau menghubungi bagian akademik prodi."
