@@ -93,6 +93,8 @@ class Settings(BaseSettings):
     similarity_top_k: int = Field(5, ge=1, le=50)
     rq_concentration_scale: float = Field(0.3, gt=0)
     rq_length_norm: float = Field(6.0, gt=0)
+    retrieval_candidate_pool: int = Field(50, ge=5, le=1000)
+    hnsw_rebuild_fraction: float = Field(0.2, ge=0, le=1)
 
     # --- generation ----------------------------------------------------------------------------------------
     llm_backend: Literal["llama-cpp", "openai"] = "llama-cpp"
@@ -115,6 +117,10 @@ class Settings(BaseSettings):
     context_char_budget: int = Field(6000, ge=500)
     hyde: bool = False
     telemetry_max_bytes: int = Field(10_000_000, ge=10_000)
+    llm_kv_reuse: bool = False
+    support_tau: float = Field(0.5, ge=0, le=1)
+    answer_anchor_coverage_min: float = Field(0.6, ge=0, le=1)
+    answer_min_similarity: float = Field(0.8, ge=0, le=1)
 
     # --- operations (reindex job, locks, schedule, reload) ----------------------------------------------------
     reindex_min_pages_ratio: float = Field(0.5, ge=0, le=1)

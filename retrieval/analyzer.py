@@ -1,0 +1,93 @@
+"""Indonesian text analyzer for BM25: NFKC, lowercase, a split that keeps codes and numbers, stopwords,
+optional PySastrawi stemming.
+
+``IF-301`` stays one token (plus its parts ``if`` and ``301``, so "301" alone still matches); decimal numbers
+like ``3.5`` and e-mail addresses stay whole.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+__all__ = ["STOPWORDS", "Analyzer"]
+
+_EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
+_TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*")
+_SPLIT = re.compile(r"[-./'’]")
+
+# Function words and question words that carry no topic. Written for this project (short, conservative:
+# domain words such as "wajib", "semester" or "dosen" are kept).
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    ada adalah agar akan akankah aku anda antara apa apakah apabila atas atau bagaimana bagaimanakah bagi bahwa
+    banyak beberapa begitu belum berapa berapakah bisa boleh bukan dalam dan dapat dari daripada demikian dengan
+    di dia dimana ia ialah ini itu jadi jika juga kah kalau kami kamu kapan kapankah karena ke kenapa kepada
+    ketika kita lagi lah maka manakah mana masih melalui mengapa menurut merupakan mereka mohon namun nya oleh
+    pada para pernah pun saat saja sama sampai saya se sebagai sebelum sebuah secara sedang sehingga sejak
+    seorang seperti serta setelah siapa siapakah sudah supaya tanpa telah tentang terhadap tersebut tetapi tolong
+    untuk yaitu yakni yang dong sih ya kok deh nih tuh gimana sebutkan jelaskan berikan tunjukkan
+    """.split()
+)
+
+
+class Analyzer:
+    """Turns text into BM25 terms. ``stemming=True`` applies the PySastrawi stemmer to alphabetic words."""
+
+    def __init__(self, stemming: bool = False, stopwords: frozenset[str] = STOPWORDS) -> None:
+        self.stemming = stemming
+        self.stopwords = stopwords
+        self._stem: Callable[[str], str] | None = None
+        self._stem_cache: dict[str, str] = {}
+        if stemming:
+            from Sastrawi.Stemmer.StemmerFactory import StemmerFactory
+
+            self._stem = StemmerFactory().create_stemmer().stem
+
+    @staticmethod
+    def normalize(text: str) -> str:
+        return unicodedata.normalize("NFKC", text).lower()
+
+    def words(self, text: str) -> list[str]:
+        """Surface tokens (normalised, before stopword removal and stemming)."""
+        text = self.normalize(text)
+        out: list[str] = []
+        pos = 0
+        for match in _EMAIL.finditer(text):
+            out.extend(self._split(text[pos : match.start()]))
+            out.append(match.group(0))
+            pos = match.end()
+        out.extend(self._split(text[pos:]))
+        return out
+
+    @staticmethod
+    def _split(text: str) -> list[str]:
+        out: list[str] = []
+        for match in _TOKEN.finditer(text):
+            token = match.group(0)
+            out.append(token)
+            if _SPLIT.search(token):
+                parts = [p for p in _SPLIT.split(token) if p]
+                if not all(p.isdigit() for p in parts):
+                    out.extend(parts)
+        return out
+
+    def __call__(self, text: str) -> list[str]:
+        """BM25 terms of ``text``."""
+        terms: list[str] = []
+        for word in self.words(text):
+            if word in self.stopwords or (len(word) == 1 and not word.isdigit()):
+                continue
+            terms.append(self.stem(word))
+        return terms
+
+    def stem(self, word: str) -> str:
+        if self._stem is None or not word.isalpha():
+            return word
+        cached = self._stem_cache.get(word)
+        if cached is None:
+            cached = self._stem(word) or word
+            if len(self._stem_cache) < 200_000:
+                self._stem_cache[word] = cached
+        return cached

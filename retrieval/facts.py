@@ -1,0 +1,314 @@
+"""Structured facts: lecturer fields and curriculum rows in SQLite, answering constraint questions.
+
+At build time, documents of kind ``lecturer`` (title = name, lines ``Field: value``) and ``curriculum`` (lines
+``KODE – Nama – N SKS – Semester S – Wajib|Pilihan``) are loaded into two tables of ``facts.sqlite3`` in the index
+version directory. :meth:`FactsTable.lookup` parses constraints from a question ("mata kuliah semester 5 yang
+3 SKS", "dosen bidang Intelligent System", "email Prof. Suhartono"), returns the rows that satisfy all of them,
+the parsed constraints, a short Indonesian rendering with the source URLs, and the matched document ids, which
+the search fuses with the semantic hits (seed 001's weighted fusion).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retrieval.analyzer import STOPWORDS
+from storage.models import Document
+
+__all__ = ["FactsResult", "FactsTable", "build_facts", "parse_course_line"]
+
+_DASHES = re.compile(r"\s+[–—-]\s+")
+_FIELD_LINE = re.compile(r"^\s*([^:\n]{2,40}?)\s*:\s*(.+?)\s*$")
+_WORD = re.compile(r"[^\W_]+(?:[-.@][^\W_]+)*")
+_NUMBER_WORDS = {
+    "satu": 1, "pertama": 1, "dua": 2, "kedua": 2, "tiga": 3, "ketiga": 3, "empat": 4, "keempat": 4,
+    "lima": 5, "kelima": 5, "enam": 6, "keenam": 6, "tujuh": 7, "ketujuh": 7, "delapan": 8, "kedelapan": 8,
+}
+_NUM = r"(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
+_SEMESTER = re.compile(r"\bsemester\s+" + _NUM + r"\b")
+_SKS = re.compile(r"\b" + _NUM + r"\s*sks\b")
+_CODE_IN_QUERY = re.compile(r"\b([a-z]{2,6})[-\s]?(\d{3,4})\b")
+_FIELD_KEYWORDS = ("bidang", "keahlian", "kepakaran", "minat", "riset", "penelitian", "fokus")
+_COURSE_WORDS = {"mata", "kuliah", "matkul", "mk", "kurikulum", "sks", "semester", "wajib", "pilihan"}
+_LECTURER_WORDS = {"dosen", "pengajar", "lektor", "profesor", "guru"}
+# Academic titles and degrees that never identify a person.
+_TITLE_WORDS = {
+    "prof", "dr", "drs", "dra", "ir", "h", "hj", "m", "s", "st", "mt", "msc", "m.sc", "m.kom", "s.kom", "m.t",
+    "s.t", "ph.d", "phd", "m.si", "s.si", "mm", "m.m", "m.pd", "s.pd", "mcs", "m.cs", "ma", "m.a", "m.eng",
+    "m.ag", "lc", "se", "sh", "mh", "m.h", "kom", "si", "pd", "eng", "cs", "sc", "ag", "ph",
+}
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_norm(text))
+
+
+def _content(words: Iterable[str]) -> list[str]:
+    return [w for w in words if w not in STOPWORDS]
+
+
+def _number(token: str) -> int:
+    return int(token) if token.isdigit() else _NUMBER_WORDS[token]
+
+
+def parse_course_line(line: str) -> dict[str, object] | None:
+    """``IF-301 – Basis Data – 3 SKS – Semester 5 – Wajib`` → a row dict, or None for any other line."""
+    parts = [p.strip() for p in _DASHES.split(line.strip())]
+    if len(parts) != 5:
+        return None
+    code, name, sks, semester, kind = parts
+    sks_m = re.fullmatch(r"(\d{1,2})\s*sks", sks, re.IGNORECASE)
+    sem_m = re.fullmatch(r"semester\s*(\d{1,2})", semester, re.IGNORECASE)
+    kind_l = kind.lower()
+    if not (sks_m and sem_m and kind_l in ("wajib", "pilihan") and code and name):
+        return None
+    return {"code": code, "name": name, "sks": int(sks_m.group(1)), "semester": int(sem_m.group(1)), "kind": kind_l}
+
+
+def build_facts(documents: Sequence[Document], path: Path) -> dict[str, int]:
+    """Write ``facts.sqlite3`` at ``path`` from the lecturer and curriculum documents; return row counts."""
+    lecturers: list[tuple[str, str, str, str, str]] = []
+    courses: list[tuple[str, str, int, int, str, str, str]] = []
+    for doc in documents:
+        if doc.kind == "lecturer":
+            for line in doc.text.splitlines():
+                m = _FIELD_LINE.match(line)
+                if m and not m.group(1).strip().startswith("http"):
+                    lecturers.append((doc.doc_id, doc.title.strip(), doc.url, m.group(1).strip(), m.group(2).strip()))
+        elif doc.kind == "curriculum":
+            for line in doc.text.splitlines():
+                row = parse_course_line(line)
+                if row:
+                    courses.append((str(row["code"]), str(row["name"]), int(row["sks"]), int(row["semester"]),  # type: ignore[call-overload]
+                                    str(row["kind"]), doc.doc_id, doc.url))
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE lecturer_fields (doc_id TEXT, name TEXT, url TEXT, field TEXT, value TEXT)")
+        db.execute(
+            "CREATE TABLE courses (code TEXT, name TEXT, sks INTEGER, semester INTEGER, kind TEXT, doc_id TEXT, url TEXT)"
+        )
+        db.executemany("INSERT INTO lecturer_fields VALUES (?, ?, ?, ?, ?)", lecturers)
+        db.executemany("INSERT INTO courses VALUES (?, ?, ?, ?, ?, ?, ?)", courses)
+    return {"lecturer_fields": len(lecturers), "lecturers": len({r[0] for r in lecturers}), "courses": len(courses)}
+
+
+@dataclass(frozen=True, slots=True)
+class FactsResult:
+    """What a constraint lookup found. Empty ``constraints`` means the question is not a facts question."""
+
+    rows: tuple[dict[str, object], ...] = ()
+    constraints: dict[str, object] = field(default_factory=dict)
+    text: str = ""
+    doc_ids: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    def as_json(self) -> dict[str, object]:
+        return {"rows": list(self.rows), "constraints": self.constraints, "text": self.text, "urls": list(self.urls)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Lecturer:
+    doc_id: str
+    name: str
+    url: str
+    fields: tuple[tuple[str, str], ...]
+    name_tokens: frozenset[str]
+
+
+class FactsTable:
+    """The facts of one index version, loaded into memory from its SQLite file (small: hundreds of rows)."""
+
+    def __init__(self, lecturers: Sequence[_Lecturer] = (), courses: Sequence[dict[str, object]] = ()) -> None:
+        self.lecturers = tuple(lecturers)
+        self.courses = tuple(courses)
+        self.field_names = sorted({f for lec in self.lecturers for f, _ in lec.fields}, key=str.lower)
+        self._name_stop = _LECTURER_WORDS | _COURSE_WORDS | set(_FIELD_KEYWORDS)
+
+    @classmethod
+    def load(cls, path: Path) -> FactsTable:
+        if not path.exists():
+            return cls()
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            fields = db.execute("SELECT doc_id, name, url, field, value FROM lecturer_fields ORDER BY rowid").fetchall()
+            course_rows = db.execute(
+                "SELECT code, name, sks, semester, kind, doc_id, url FROM courses ORDER BY rowid"
+            ).fetchall()
+        grouped: dict[str, list[tuple[str, str, str, str, str]]] = {}
+        for row in fields:
+            grouped.setdefault(row[0], []).append(row)
+        lecturers = []
+        for doc_id, rows in grouped.items():
+            name = rows[0][1]
+            tokens = frozenset(t for t in _words(name) if t not in _TITLE_WORDS and len(t) >= 3 and not t.isdigit())
+            lecturers.append(_Lecturer(doc_id, name, rows[0][2], tuple((r[3], r[4]) for r in rows), tokens))
+        courses = [
+            {"code": c, "name": n, "sks": s, "semester": sem, "kind": k, "doc_id": d, "url": u}
+            for c, n, s, sem, k, d, u in course_rows
+        ]
+        return cls(lecturers, courses)
+
+    def __len__(self) -> int:
+        return len(self.lecturers) + len(self.courses)
+
+    # --- lookup ------------------------------------------------------------------------------------------------
+    def lookup(self, query: str) -> FactsResult:
+        """Answer a constraint question from the tables; an empty result when the question has no constraints
+        the tables understand."""
+        q = _norm(query)
+        words = _words(q)
+        result = self._lookup_courses(q, words) if self.courses else FactsResult()
+        if result.constraints:
+            return result
+        return self._lookup_lecturers(q, words) if self.lecturers else FactsResult()
+
+    def _lookup_courses(self, q: str, words: list[str]) -> FactsResult:
+        constraints: dict[str, object] = {}
+        if m := _SEMESTER.search(q):
+            constraints["semester"] = _number(m.group(1))
+        if m := _SKS.search(q):
+            constraints["sks"] = _number(m.group(1))
+        wset = set(words)
+        if "wajib" in wset:
+            constraints["kind"] = "wajib"
+        elif "pilihan" in wset:
+            constraints["kind"] = "pilihan"
+        codes = {re.sub(r"[-\s]", "", _norm(str(c["code"]))) for c in self.courses}
+        for m in _CODE_IN_QUERY.finditer(q):
+            code = m.group(1) + m.group(2)
+            if code in codes:
+                constraints["code"] = code
+        if "code" not in constraints:
+            names = [str(c["name"]) for c in self.courses if _norm(str(c["name"])) in q and len(str(c["name"])) > 3]
+            if names:
+                constraints["name"] = max(names, key=len)
+        course_intent = bool(wset & _COURSE_WORDS) or "code" in constraints or "name" in constraints
+        only_kind = set(constraints) == {"kind"} and not (wset & {"mata", "kuliah", "matkul", "mk"})
+        if not constraints or not course_intent or only_kind:
+            return FactsResult()
+        rows = []
+        for c in self.courses:
+            if "semester" in constraints and c["semester"] != constraints["semester"]:
+                continue
+            if "sks" in constraints and c["sks"] != constraints["sks"]:
+                continue
+            if "kind" in constraints and c["kind"] != constraints["kind"]:
+                continue
+            if "code" in constraints and re.sub(r"[-\s]", "", _norm(str(c["code"]))) != constraints["code"]:
+                continue
+            if "name" in constraints and _norm(str(c["name"])) != _norm(str(constraints["name"])):
+                continue
+            rows.append({"table": "courses", **c})
+        return self._result(rows, constraints, self._render_courses(rows, constraints))
+
+    def _lookup_lecturers(self, q: str, words: list[str]) -> FactsResult:
+        constraints: dict[str, object] = {}
+        wset = set(words)
+        # a person: the lecturers sharing the most distinctive name tokens with the question
+        best, best_overlap = [], 0
+        for lec in self.lecturers:
+            overlap = len(lec.name_tokens & wset - self._name_stop)
+            if overlap > best_overlap:
+                best, best_overlap = [lec], overlap
+            elif overlap and overlap == best_overlap:
+                best.append(lec)
+        people = best if best_overlap else []
+        # an attribute: a field name mentioned in the question ("email", "NIP", "jabatan", ...)
+        wanted = [
+            f for f in self.field_names
+            if (ft := _content(_words(f))) and all(t in wset for t in ft) and not set(ft) & set(_FIELD_KEYWORDS)
+        ]
+        # an area: "bidang X", "keahlian X", ...
+        area_terms: list[str] = []
+        for i, w in enumerate(words):
+            if w in _FIELD_KEYWORDS:
+                area_terms = [t for t in _content(words[i + 1 :]) if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS]
+                break
+        if people and not wanted:
+            keys = [k for k in _FIELD_KEYWORDS if k in wset]
+            wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys)]
+        if people:
+            constraints["name"] = [p.name for p in people]
+        if wanted:
+            constraints["field"] = wanted
+        if area_terms and not people:
+            constraints["bidang"] = " ".join(area_terms)
+        if not constraints or (set(constraints) == {"field"}):
+            return FactsResult()
+        rows: list[dict[str, object]] = []
+        if people:
+            for lec in people:
+                chosen = [(f, v) for f, v in lec.fields if f in wanted] if wanted else list(lec.fields)
+                for f, v in chosen:
+                    rows.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
+                                 "field": f, "value": v})
+            text = self._render_person(people, rows, bool(wanted))
+        else:
+            area = set(area_terms)
+            for lec in self.lecturers:
+                for f, v in lec.fields:
+                    if any(k in _norm(f) for k in _FIELD_KEYWORDS) and area <= set(_words(v)):
+                        rows.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
+                                     "field": f, "value": v})
+                        break
+            text = self._render_area(str(constraints["bidang"]), rows)
+        return self._result(rows, constraints, text)
+
+    # --- rendering -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _result(rows: list[dict[str, object]], constraints: dict[str, object], text: str) -> FactsResult:
+        doc_ids = tuple(dict.fromkeys(str(r["doc_id"]) for r in rows))
+        urls = tuple(dict.fromkeys(str(r["url"]) for r in rows if r.get("url")))
+        return FactsResult(tuple(rows), constraints, text, doc_ids, urls)
+
+    @staticmethod
+    def _sources(rows: Sequence[dict[str, object]]) -> str:
+        urls = list(dict.fromkeys(str(r["url"]) for r in rows if r.get("url")))
+        return f" Sumber: {', '.join(urls[:5])}" if urls else ""
+
+    def _render_courses(self, rows: list[dict[str, object]], constraints: dict[str, object]) -> str:
+        parts = []
+        if "semester" in constraints:
+            parts.append(f"semester {constraints['semester']}")
+        if "sks" in constraints:
+            parts.append(f"{constraints['sks']} SKS")
+        if "kind" in constraints:
+            parts.append(str(constraints["kind"]))
+        if "code" in constraints or "name" in constraints:
+            parts.append(str(constraints.get("name") or constraints.get("code")).upper() if "code" in constraints
+                         else str(constraints["name"]))
+        label = ", ".join(parts)
+        if not rows:
+            return f"Tidak ada mata kuliah yang cocok dengan kriteria ({label}) di data kurikulum."
+        items = "; ".join(
+            f"{r['code']} {r['name']} ({r['sks']} SKS, semester {r['semester']}, {r['kind']})" for r in rows[:15]
+        )
+        more = f" dan {len(rows) - 15} lainnya" if len(rows) > 15 else ""
+        return f"Mata kuliah ({label}): {items}{more}.{self._sources(rows)}"
+
+    def _render_person(self, people: Sequence[_Lecturer], rows: list[dict[str, object]], specific: bool) -> str:
+        if not rows:
+            return f"Data untuk {people[0].name} tidak memuat informasi tersebut."
+        chunks = []
+        for lec in people[:3]:
+            mine = [r for r in rows if r["doc_id"] == lec.doc_id]
+            if mine:
+                chunks.append(f"{lec.name}: " + "; ".join(f"{r['field']}: {r['value']}" for r in mine[:8]))
+        return ". ".join(chunks) + "." + self._sources(rows)
+
+    def _render_area(self, area: str, rows: list[dict[str, object]]) -> str:
+        if not rows:
+            return f"Tidak ada dosen dengan bidang \"{area}\" di data dosen."
+        names = "; ".join(f"{r['name']} ({r['value']})" for r in rows[:15])
+        return f"Dosen dengan bidang \"{area}\": {names}.{self._sources(rows)}"

