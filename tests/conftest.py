@@ -88,3 +88,24 @@ def data_dir(tmp_path):
     path = tmp_path / "data"
     path.mkdir()
     return path
+
+
+# --- the bundled sample prodi website -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sample_site() -> Iterator[str]:
+    """Base URL (``http://127.0.0.1:PORT``, no trailing slash) of the bundled sample site, shared by the session."""
+    from bot.sample_site import SampleSite
+
+    with SampleSite() as site:
+        yield site.base_url
+
+
+@pytest.fixture
+def mutable_sample_site():
+    """A SampleSite serving a temporary copy (``.root``) that the test may edit, ``.set_down()`` or ``.stop()``."""
+    from bot.sample_site import SampleSite
+
+    with SampleSite(mutable=True) as site:
+        yield site
