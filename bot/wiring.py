@@ -6,6 +6,8 @@ Lower layers never see Settings; they receive plain values or their own small co
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Any
 
 from bot.settings import Settings  # noqa: F401  (used by the builders below)
 
@@ -146,4 +148,388 @@ __all__ += ["build_generator", "build_llm_pool", "build_pipeline", "build_pipeli
 
 # --- handlers (conversation store, chat service, channels) ---------------------------------------------------
 
+
+@dataclass
+class ChannelStores:
+    """The per-user stores the channels share; Redis-backed when REDIS_URL is set, in memory otherwise."""
+
+    conversations: Any
+    feedback: Any
+    state: Any
+    dedup: Any
+    client: Any = None  # redis.asyncio.Redis or None
+
+    async def ping(self) -> bool:
+        if self.client is None:
+            return True
+        try:
+            return bool(await self.client.ping())
+        except Exception:
+            return False
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+
+def build_channel_stores(settings: Settings) -> ChannelStores:
+    """Conversation window (HISTORY_WINDOW, CONVERSATION_TTL_DAYS), feedback, per-user state and dedup."""
+    from storage.conversations import MemoryConversationStore, RedisConversationStore
+    from storage.dedup import MessageDeduper, UserState
+    from storage.feedback import FeedbackStore
+    from storage.redis_guard import RedisGuard, connect_redis
+
+    if not settings.redis_url:
+        logger.info("REDIS_URL is not set: conversation memory stays in this process")
+        return ChannelStores(
+            conversations=MemoryConversationStore(window=settings.history_window),
+            feedback=FeedbackStore(),
+            state=UserState(ttl_days=settings.conversation_ttl_days),
+            dedup=MessageDeduper(),
+        )
+    client = connect_redis(settings.redis_url)
+    guard = RedisGuard("channel state")  # one guard: one warning a minute for the whole outage
+    return ChannelStores(
+        conversations=RedisConversationStore(
+            window=settings.history_window, ttl_days=settings.conversation_ttl_days, client=client, guard=guard
+        ),
+        feedback=FeedbackStore(client, guard=guard),
+        state=UserState(client, ttl_days=settings.conversation_ttl_days, guard=guard),
+        dedup=MessageDeduper(client, guard=guard),
+        client=client,
+    )
+
+
+def build_chat_service(settings: Settings, answerer, stores: ChannelStores, **callables):  # -> ChatService
+    """The channel-neutral ChatService; ``callables``: status_provider, reindex_trigger, queue_depth."""
+    from handlers.chat import ChatService
+
+    return ChatService(
+        answerer,
+        stores.conversations,
+        stores.feedback,
+        stores.state,
+        admin_ids=settings.admin_ids,
+        rate_limit_per_minute=settings.user_rate_limit_per_minute,
+        history_window=settings.history_window,
+        answer_timeout=settings.llm_timeout_seconds * 3,
+        **callables,
+    )
+
+
+def build_whatsapp(settings: Settings, service, stores: ChannelStores, metrics=None):  # -> WhatsAppWebhook
+    from handlers.whatsapp import GraphClient, GraphConfig, WhatsAppWebhook
+
+    graph = GraphClient(
+        GraphConfig(
+            base_url=settings.whatsapp_graph_base_url,
+            phone_number_id=settings.whatsapp_phone_number_id or "",
+            token=settings.whatsapp_token.get_secret_value() if settings.whatsapp_token else "",
+        )
+    )
+    return WhatsAppWebhook(
+        service,
+        graph,
+        stores.dedup,
+        stores.state,
+        app_secret=settings.whatsapp_app_secret.get_secret_value() if settings.whatsapp_app_secret else "",
+        verify_token=settings.whatsapp_verify_token.get_secret_value() if settings.whatsapp_verify_token else "",
+        metrics=metrics,
+    )
+
+
+def build_metrics_for_serve(settings: Settings):  # -> bot.metrics.Metrics
+    builder = globals().get("build_metrics")
+    if builder is not None:
+        return builder(settings)
+    from bot.metrics import Metrics
+
+    return Metrics()
+
+
+@dataclass
+class Answering:
+    """What ``serve`` needs from retrieval and generation."""
+
+    answerer: Any
+    search: Any
+    index_ready: Any
+    queue_depth: Any
+    close: Any
+
+
+async def build_answering(settings: Settings, metrics=None) -> Answering:
+    """The answer pipeline, an async search for /api/retrieve, and the index health check."""
+    import asyncio
+
+    embedder = build_embedder(settings)
+    manager = build_index_manager(settings, embedder)
+    pool = build_llm_pool(settings)
+    pipeline = build_pipeline(settings, index_manager=manager, pool=pool, embedder=embedder)
+
+    def _search_blocking(query: str, k: int) -> list[dict[str, Any]]:
+        index = manager.current()
+        if index is None:
+            raise RuntimeError("no index yet: run `python -m bot reindex` (or `index`) first")
+        return [hit.as_json() for hit in index.search(query, k, "hybrid").hits]
+
+    async def search(query: str, k: int) -> list[dict[str, Any]]:
+        return await asyncio.get_running_loop().run_in_executor(None, _search_blocking, query, k)
+
+    def index_ready() -> bool:
+        try:
+            return manager.current() is not None
+        except Exception:
+            return False
+
+    def queue_depth() -> int:
+        depth = pool.queue_depth
+        if metrics is not None:
+            metrics.llm_queue_depth.set(depth + pool.busy)
+        return depth
+
+    async def close() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, pool.close)
+
+    return Answering(pipeline, search, index_ready, queue_depth, close)
+
+
+class ServeOperations:
+    """The operations side as ``serve`` uses it: status for /status and /admin, the reindex trigger, the schedule."""
+
+    def __init__(self, coordinator, *, schedule=None, runs=None, log_lines: int = 50) -> None:
+        self.coordinator = coordinator
+        self.schedule = schedule
+        self.runs = runs  # storage.runs.RunStore, for the log lines the admin page shows
+        self.log_lines = log_lines
+
+    async def status(self) -> dict[str, Any]:
+        import asyncio
+
+        data = await self.coordinator.status()
+        if self.runs is not None:
+            loop = asyncio.get_running_loop()
+            for run in data.get("runs", [])[:10]:
+                if isinstance(run, dict) and run.get("run_id") and "log" not in run:
+                    lines = await loop.run_in_executor(None, self.runs.logs, run["run_id"])
+                    run["log"] = lines[-self.log_lines :]
+        return data
+
+    async def reindex(self, requested_by: str | None = None) -> str:
+        return await self.coordinator.admin_trigger(requested_by)
+
+    async def start_schedule(self) -> None:
+        if self.schedule is not None:
+            self.schedule.start()
+
+    async def close(self) -> None:
+        if self.schedule is not None:
+            self.schedule.shutdown()
+        await self.coordinator.close()
+
+
+async def build_serve_operations(settings: Settings, metrics=None, redis=None) -> ServeOperations | None:
+    """ReindexCoordinator + schedule from the operations section's builder, or None when it is not available."""
+    builder = globals().get("build_reindex_coordinator")
+    if builder is None:
+        logger.warning("reindex operations are not available in this build; /reindex and the schedule are off")
+        return None
+    coordinator = builder(settings, metrics=metrics, redis=redis)
+    from bot.scheduler import ReindexSchedule
+
+    schedule = ReindexSchedule(coordinator.scheduled, cron=settings.reindex_cron, timezone=settings.timezone)
+    runs = getattr(getattr(coordinator, "job", None), "runs", None)
+    return ServeOperations(coordinator, schedule=schedule, runs=runs)
+
+
+__all__ += [
+    "Answering",
+    "ChannelStores",
+    "ServeOperations",
+    "build_serve_operations",
+    "build_answering",
+    "build_channel_stores",
+    "build_chat_service",
+    "build_metrics_for_serve",
+    "build_whatsapp",
+]
+
+
 # --- operations (reindex job, locks, runs, scheduler, metrics) ------------------------------------------------
+
+
+def build_metrics(settings: Settings):  # -> bot.metrics.Metrics
+    """One Metrics object (its own Prometheus registry) per process."""
+    from bot.metrics import Metrics
+
+    return Metrics()
+
+
+def build_run_store(settings: Settings):  # -> storage.runs.RunStore
+    """Job-run records in DATA_DIR/runs.sqlite3."""
+    from storage.runs import RunStore
+
+    return RunStore(settings.data_dir / "runs.sqlite3")
+
+
+def build_reindex_lock(settings: Settings, redis=None):  # -> storage.locks.Lock
+    """The Redis lock when a redis.asyncio client is given (replicas), else an flock under DATA_DIR."""
+    from storage.locks import make_lock
+
+    if redis is not None:
+        return make_lock("redis", client=redis, key="prodibot:reindex:lock", ttl_seconds=settings.reindex_lock_ttl_seconds)
+    return make_lock("file", path=settings.data_dir / "locks" / "reindex.lock")
+
+
+def build_tick_claims(settings: Settings, redis=None):  # -> storage.locks.Claims
+    from storage.locks import make_claims
+
+    if redis is not None:
+        return make_claims("redis", client=redis, prefix="prodibot:reindex:tick:")
+    return make_claims("file", directory=settings.data_dir / "locks" / "ticks")
+
+
+def build_admin_notifier(settings: Settings):  # -> bot.ops.TelegramNotifier | None
+    """Admin notifications on Telegram (TELEGRAM_TOKEN + ADMIN_IDS), or None."""
+    if not settings.telegram_token or not settings.admin_ids:
+        return None
+    from bot.ops import TelegramNotifier
+
+    return TelegramNotifier(
+        settings.telegram_token.get_secret_value(), settings.admin_ids, api_base_url=settings.telegram_api_base_url
+    )
+
+
+def _crawl_counts(report, store) -> Any:  # -> sync_jobs.reindex.CrawlCounts
+    """Map the ingestion CrawlReport to the job's CrawlCounts."""
+    from sync_jobs.reindex import CrawlCounts
+
+    data = report.as_json() if hasattr(report, "as_json") else dict(vars(report))
+    pages = data.get("pages", data)
+
+    def num(*names: str) -> int:
+        for name in names:
+            value = pages.get(name, data.get(name))
+            if isinstance(value, int | float):
+                return int(value)
+            if isinstance(value, list | tuple | set | dict):
+                return len(value)
+        return 0
+
+    errors = data.get("errors") or pages.get("errors") or []
+    if isinstance(errors, dict):
+        errors = [f"{k}: {v}" for k, v in errors.items()]
+    changed = num("changed", "pages_changed", "new_or_changed")
+    unchanged = num("unchanged", "pages_unchanged", "not_modified")
+    fetched = num("fetched", "pages_fetched", "ok")
+    return CrawlCounts(
+        fetched=fetched,
+        changed=changed,
+        unchanged=unchanged,
+        failed=num("failed", "pages_failed", "errors_count"),
+        removed=num("removed", "pages_removed", "gone"),
+        errors=tuple(str(e)[:300] for e in list(errors)[:10]),
+    )
+
+
+def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, seeds=None, max_pages=None):
+    """The one reindex job (sync_jobs.reindex.ReindexJob) wired to the real crawler, store and index."""
+    import json
+
+    from sync_jobs.crawl import crawl_site
+    from sync_jobs.reindex import ReindexConfig, ReindexJob
+    from storage.docstore import DocumentStore
+
+    serving = open_docstore(settings)
+    serving_path = serving.path
+    serving.close()
+    crawl_config = build_crawl_config(settings, seeds=seeds or None, max_pages=max_pages)
+
+    async def crawl(store_path):
+        import asyncio
+        import inspect
+
+        loop = asyncio.get_running_loop()
+        store = await loop.run_in_executor(None, DocumentStore, store_path)
+        try:
+            result = crawl_site(crawl_config, store)
+            report = await result if inspect.isawaitable(result) else result
+            return _crawl_counts(report, store)
+        finally:
+            await loop.run_in_executor(None, store.close)
+
+    def load(store_path):
+        with DocumentStore(store_path) as store:
+            return store.documents(), store.chunks()
+
+    publish = None
+    channel = "prodibot:index"
+    if redis is not None:
+        async def publish(payload):
+            return await redis.publish(channel, json.dumps(payload))
+
+    config = ReindexConfig(
+        serving_store=serving_path,
+        staging_dir=settings.data_dir / "staging",
+        min_pages_ratio=settings.reindex_min_pages_ratio,
+        max_error_ratio=settings.reindex_max_error_ratio,
+        min_chunks_ratio=settings.reindex_min_chunks_ratio,
+        announce_channel=channel,
+    )
+    return ReindexJob(
+        config=config,
+        runs=build_run_store(settings),
+        lock=build_reindex_lock(settings, redis),
+        index_manager=index_manager or build_index_manager(settings),
+        crawl=crawl,
+        load=load,
+        publish=publish,
+    )
+
+
+def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, index_manager=None, notifier=None,
+                              recover: bool = True):
+    """The ReindexCoordinator for ``serve``: the job, per-tick claims, admin notifications, metrics.
+
+    Called inside a running event loop, it also starts the start-up recovery (aborted runs, leftovers) in the
+    background; ``coordinator.close()`` waits for it.
+    """
+    from bot.ops import ReindexCoordinator
+
+    job = build_reindex_job(settings, redis=redis, index_manager=index_manager)
+    coordinator = ReindexCoordinator(
+        job,
+        claims=build_tick_claims(settings, redis),
+        notify=notifier if notifier is not None else build_admin_notifier(settings),
+        metrics=metrics,
+        tick_claim_ttl_seconds=max(3600.0, 2.0 * settings.reindex_misfire_grace_seconds),
+    )
+    if recover:
+        coordinator.start_recovery()
+    return coordinator
+
+
+def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None):  # -> bot.ops.IndexWatcher
+    """Reloads ``index_manager`` on a ``prodibot:index`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
+    from bot.ops import IndexWatcher
+
+    def on_reload() -> None:
+        if metrics is not None:
+            info = (index_manager.current().info if index_manager.current() is not None else {})
+            metrics.index_loaded(chunks=int(info.get("chunks", 0)), documents=int(info.get("documents", 0)),
+                                 reloaded=True)
+
+    return IndexWatcher(index_manager.reload_if_changed, redis=redis, channel="prodibot:index",
+                        interval_seconds=settings.index_reload_interval_seconds, on_reload=on_reload)
+
+
+__all__ += [
+    "build_admin_notifier",
+    "build_index_watcher",
+    "build_metrics",
+    "build_reindex_coordinator",
+    "build_reindex_job",
+    "build_reindex_lock",
+    "build_run_store",
+    "build_tick_claims",
+]

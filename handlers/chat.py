@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 PositionCallback = Callable[[int], Awaitable[None] | None]
 StatusProvider = Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]]
-ReindexTrigger = Callable[[], Awaitable[Any] | Any]
+ReindexTrigger = Callable[[str], Awaitable[Any] | Any]  # called with the requester's user key
 
 COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback")
 
@@ -254,8 +254,8 @@ class ChatService:
         lines.append(f"• Versi indeks: {version}" + (f" ({chunks} potongan teks)" if chunks is not None else ""))
         last_crawl = index.get("last_crawl") or index.get("built_at")
         for run in runs:
-            if isinstance(run, dict) and run.get("status") in ("ok", "success", "succeeded", "done"):
-                last_crawl = run.get("finished_at") or run.get("started_at") or last_crawl
+            if isinstance(run, dict) and str(run.get("status", "")).lower() in ("ok", "success", "succeeded"):
+                last_crawl = run.get("ended_at") or run.get("finished_at") or run.get("started_at") or last_crawl
                 break
         lines.append(f"• Situs terakhir diperbarui: {last_crawl or 'belum pernah'}")
         depth = data.get("queue_depth")
@@ -275,7 +275,7 @@ class ChatService:
         if self.reindex_trigger is None:
             return Reply(texts.REINDEX_FAILED.format(detail="fitur pembaruan indeks belum dikonfigurasi."))
         try:
-            result = await _resolve(self.reindex_trigger())
+            result = await _resolve(self.reindex_trigger(user.key))
         except Exception as error:
             logger.exception("reindex trigger failed")
             return Reply(texts.REINDEX_FAILED.format(detail=str(error) or type(error).__name__), kind="error")

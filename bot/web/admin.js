@@ -28,7 +28,7 @@
     (data.runs || []).forEach(function (run) {
       var tr = document.createElement("tr");
       tr.className = "run";
-      [run.run_id || run.id, run.status, run.started_at, run.finished_at].forEach(function (v) {
+      [run.run_id || run.id, run.status, run.started_at, run.ended_at || run.finished_at].forEach(function (v) {
         var td = document.createElement("td"); text(td, v); tr.appendChild(td);
       });
       var td = document.createElement("td");

@@ -1,0 +1,239 @@
+"""Startup and shutdown of everything ``python -m bot serve`` runs.
+
+``ServeApp.start()`` builds the stores (Redis when ``REDIS_URL`` is set, memory otherwise), the answer pipeline,
+the ChatService, the shared aiohttp server (web chat, JSON API, admin, health, metrics, webhooks), Telegram
+(polling, or webhook when ``TELEGRAM_WEBHOOK_URL`` is set) and WhatsApp when configured, and the reindex schedule.
+Channels without configuration are skipped with a log line. ``stop()`` undoes it in reverse order: stop taking
+updates, drain WhatsApp background tasks, stop Telegram, close the HTTP server, the stores and Redis.
+
+Every part can be injected (tests pass a small answerer, the fake API base URLs come through Settings).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from bot import wiring
+from bot.server import ServerParts, build_server
+from bot.settings import Settings
+from handlers.chat import Answerer, ChatService
+from handlers.telegram import TelegramHandlers
+from handlers.web import WebApi
+from handlers.whatsapp import WhatsAppWebhook
+
+__all__ = ["ServeApp"]
+
+logger = logging.getLogger(__name__)
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class ServeApp:
+    """Owns every long-lived part of the ``serve`` process."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        answerer: Answerer | None = None,
+        search: Callable[[str, int], Awaitable[list[dict[str, Any]]]] | None = None,
+        status_provider: Callable[[], Any] | None = None,
+        reindex_trigger: Callable[[str | None], Any] | None = None,
+        index_ready: Callable[[], bool] | None = None,
+        start_scheduler: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.answerer = answerer
+        self.search = search
+        self.status_provider = status_provider
+        self.reindex_trigger = reindex_trigger
+        self.index_ready = index_ready
+        self.start_scheduler = start_scheduler
+        self.metrics: Any = None
+        self.redis: Any = None
+        self.stores: wiring.ChannelStores | None = None
+        self.service: ChatService | None = None
+        self.whatsapp: WhatsAppWebhook | None = None
+        self.telegram: Any = None
+        self.telegram_mode: str | None = None
+        self.telegram_secret: str | None = None
+        self.runner: web.AppRunner | None = None
+        self.port: int | None = None
+        self.ops: Any = None
+        self._closers: list[Callable[[], Any]] = []
+
+    # --- start -----------------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        s = self.settings
+        self.metrics = wiring.build_metrics_for_serve(s)
+        self.stores = wiring.build_channel_stores(s)
+        self._closers.append(self.stores.close)
+        if self.answerer is None or self.search is None or self.index_ready is None:
+            answering = await wiring.build_answering(s, metrics=self.metrics)
+            self._closers.append(answering.close)
+            self.answerer = self.answerer or answering.answerer
+            self.search = self.search or answering.search
+            self.index_ready = self.index_ready or answering.index_ready
+            self._queue_depth = answering.queue_depth
+        else:
+            self._queue_depth = None
+        if self.status_provider is None or self.reindex_trigger is None:
+            self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, redis=self.stores.client)
+            if self.ops is not None:
+                self._closers.append(self.ops.close)
+                self.status_provider = self.status_provider or self.ops.status
+                self.reindex_trigger = self.reindex_trigger or self.ops.reindex
+        self.service = wiring.build_chat_service(
+            s,
+            self.answerer,
+            self.stores,
+            status_provider=self.status_provider,
+            reindex_trigger=self.reindex_trigger,
+            queue_depth=self._queue_depth,
+        )
+        await self._start_whatsapp()
+        await self._start_telegram()
+        await self._start_http()
+        await self._start_polling()
+        if self.ops is not None and self.start_scheduler:
+            await self.ops.start_schedule()
+        logger.info("serving: web%s%s on http://%s:%s", self._tg_note(), ", whatsapp" if self.whatsapp else "",
+                    s.http_host, self.port)
+
+    def _tg_note(self) -> str:
+        return f", telegram ({self.telegram_mode})" if self.telegram is not None else ""
+
+    async def _start_whatsapp(self) -> None:
+        s = self.settings
+        missing = [
+            name
+            for name, value in (
+                ("WHATSAPP_TOKEN", s.whatsapp_token),
+                ("WHATSAPP_PHONE_NUMBER_ID", s.whatsapp_phone_number_id),
+                ("WHATSAPP_APP_SECRET", s.whatsapp_app_secret),
+                ("WHATSAPP_VERIFY_TOKEN", s.whatsapp_verify_token),
+            )
+            if not value
+        ]
+        if s.whatsapp_token is None:
+            logger.info("WhatsApp skipped: WHATSAPP_TOKEN is not set")
+            return
+        if missing:
+            logger.warning("WhatsApp skipped: set %s as well (see .env.example)", ", ".join(missing))
+            return
+        assert self.service is not None and self.stores is not None
+        self.whatsapp = wiring.build_whatsapp(s, self.service, self.stores, metrics=self.metrics)
+
+    async def _start_telegram(self) -> None:
+        s = self.settings
+        if s.telegram_token is None:
+            logger.info("Telegram skipped: TELEGRAM_TOKEN is not set")
+            return
+        assert self.service is not None
+        from bot.telegram_app import build_telegram_application
+
+        webhook = bool(s.telegram_webhook_url)
+        handlers = TelegramHandlers(self.service, metrics=self.metrics)
+        application = build_telegram_application(
+            s.telegram_token.get_secret_value(), handlers, base_url=s.telegram_api_base_url, webhook=webhook
+        )
+        await application.initialize()
+        await application.start()
+        self.telegram = application
+        if webhook:
+            self.telegram_mode = "webhook"
+            secret = s.telegram_secret_token.get_secret_value() if s.telegram_secret_token else ""
+            if not secret:
+                secret = secrets.token_urlsafe(32)
+                logger.warning("TELEGRAM_SECRET_TOKEN is not set; using a random secret for this run")
+            self.telegram_secret = secret
+            await application.bot.set_webhook(
+                url=s.telegram_webhook_url, secret_token=secret, allowed_updates=[
+                    "message", "edited_message", "callback_query"
+                ]
+            )
+        else:
+            self.telegram_mode = "polling"
+
+    async def _start_polling(self) -> None:
+        if self.telegram is not None and self.telegram_mode == "polling":
+            await self.telegram.bot.delete_webhook()
+            await self.telegram.updater.start_polling(
+                allowed_updates=["message", "edited_message", "callback_query"],
+                error_callback=lambda error: logger.warning("Telegram polling error: %s", error),
+            )
+
+    async def _start_http(self) -> None:
+        s = self.settings
+        assert self.service is not None and self.stores is not None
+        stores = self.stores
+        checks: dict[str, Callable[[], Any]] = {}
+        if self.index_ready is not None:
+            checks["index"] = self.index_ready
+        if stores.client is not None:
+            checks["redis"] = stores.ping
+        parts = ServerParts(
+            web=WebApi(self.service, self.search),
+            whatsapp=self.whatsapp,
+            telegram=self.telegram if self.telegram_mode == "webhook" else None,
+            telegram_secret=self.telegram_secret,
+            admin_token=s.admin_token.get_secret_value() if s.admin_token else None,
+            admin_status=self.status_provider,
+            feedback_counts=stores.feedback.counts,
+            reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
+            health_checks=checks,
+            metrics=self.metrics,
+        )
+        self.runner = web.AppRunner(build_server(parts), access_log=None, shutdown_timeout=5.0)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, s.http_host, s.http_port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []  # the bound port (HTTP_PORT=0 picks a free one)
+        self.port = sockets[0].getsockname()[1] if sockets else s.http_port
+
+    # --- stop ------------------------------------------------------------------------------------------------
+    async def stop(self) -> None:
+        """Stop in reverse order; every step runs even when an earlier one fails."""
+        if self.telegram is not None and self.telegram.updater is not None and self.telegram.updater.running:
+            with contextlib.suppress(Exception):
+                await self.telegram.updater.stop()
+        if self.runner is not None:
+            with contextlib.suppress(Exception):
+                await self.runner.cleanup()
+            self.runner = None
+        if self.whatsapp is not None:
+            with contextlib.suppress(Exception):
+                await self.whatsapp.close()
+        if self.telegram is not None:
+            app, self.telegram = self.telegram, None
+            try:
+                if app.running:
+                    await app.stop()
+                await app.shutdown()
+            except Exception:
+                logger.warning("Telegram shutdown failed", exc_info=True)
+        closers, self._closers = self._closers, []
+        for close in reversed(closers):
+            try:
+                await _resolve(close())
+            except Exception:
+                logger.warning("shutdown step failed", exc_info=True)
+
+    async def run_forever(self, stop_event: asyncio.Event | None = None) -> None:
+        """Start, wait for ``stop_event`` (or cancellation), stop."""
+        stop_event = stop_event or asyncio.Event()
+        await self.start()
+        try:
+            await stop_event.wait()
+        finally:
+            await self.stop()

@@ -1,0 +1,50 @@
+"""``python -m bot serve``: every configured channel, the web chat and the reindex schedule in one process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+
+from bot.settings import Settings
+
+__all__ = ["cmd_serve"]
+
+logger = logging.getLogger(__name__)
+
+
+async def _serve(settings: Settings, *, scheduler: bool, as_json: bool) -> None:
+    from bot.app import ServeApp
+
+    app = ServeApp(settings, start_scheduler=scheduler)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
+            pass
+    await app.start()
+    try:
+        if as_json:
+            print(json.dumps({"serving": f"http://{settings.http_host}:{app.port}",
+                              "telegram": app.telegram_mode, "whatsapp": app.whatsapp is not None}), flush=True)
+        else:
+            print(f"prodi-bot serving on http://{settings.http_host}:{app.port} (Ctrl+C to stop)", flush=True)
+        await stop.wait()
+        logger.info("stopping")
+    finally:
+        await app.stop()
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    """Run until SIGINT/SIGTERM; exit 0 after a clean shutdown."""
+    try:
+        asyncio.run(_serve(settings, scheduler=not args.no_scheduler, as_json=bool(args.json)))
+    except OSError as error:
+        print(f"error: cannot serve on {settings.http_host}:{settings.http_port}: {error}. "
+              "Set HTTP_HOST/HTTP_PORT to a free address.", flush=True)
+        return 1
+    return 0

@@ -1,0 +1,72 @@
+"""Fixtures for the channel tests: real Redis stores, the ChatService over a small real answerer, fake APIs."""
+
+from __future__ import annotations
+
+import pytest
+
+from handlers.chat import ChatService
+from storage.conversations import RedisConversationStore
+from storage.dedup import MessageDeduper, UserState
+from storage.feedback import FeedbackStore
+from storage.redis_guard import RedisGuard, connect_redis
+from tests.auxil.answerer import CorpusAnswerer
+from tests.auxil.fake_apis import FakeApis
+
+
+class Stores:
+    def __init__(self, url: str) -> None:
+        self.client = connect_redis(url)
+        self.guard = RedisGuard("test")
+        self.conversations = RedisConversationStore(client=self.client, guard=self.guard, window=20)
+        self.feedback = FeedbackStore(self.client, guard=self.guard)
+        self.state = UserState(self.client, guard=self.guard)
+        self.dedup = MessageDeduper(self.client, guard=self.guard)
+
+
+@pytest.fixture
+async def stores(redis_url):
+    s = Stores(redis_url)
+    yield s
+    await s.client.aclose()
+
+
+@pytest.fixture
+def answerer() -> CorpusAnswerer:
+    return CorpusAnswerer()
+
+
+@pytest.fixture
+def reindex_calls() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def service(stores, answerer, reindex_calls) -> ChatService:
+    async def reindex(requested_by: str) -> str:
+        reindex_calls.append(requested_by)
+        return "run r-1"
+
+    def status() -> dict:
+        return {
+            "index": {"version": "v20260101", "chunks": 321},
+            "runs": [{"run_id": "r-1", "status": "SUCCESS", "ended_at": "2026-01-01T02:05:00Z"}],
+        }
+
+    return ChatService(
+        answerer,
+        stores.conversations,
+        stores.feedback,
+        stores.state,
+        admin_ids=["telegram:1", "628111"],
+        rate_limit_per_minute=5,
+        status_provider=status,
+        reindex_trigger=reindex,
+        queue_depth=lambda: 2,
+    )
+
+
+@pytest.fixture
+async def fake_apis():
+    apis = await FakeApis().start()
+    yield apis
+    await apis.close()
