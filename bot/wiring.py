@@ -513,14 +513,17 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
     """Reloads ``index_manager`` on a ``prodibot:index`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
     from bot.ops import IndexWatcher
 
-    def on_reload() -> None:
-        if metrics is not None:
-            info = (index_manager.current().info if index_manager.current() is not None else {})
+    def reload() -> bool:  # blocking: runs in the executor
+        changed = index_manager.reload_if_changed()
+        if changed and metrics is not None:
+            index = index_manager.current()
+            info = dict(index.info) if index is not None else {}
             metrics.index_loaded(chunks=int(info.get("chunks", 0)), documents=int(info.get("documents", 0)),
                                  reloaded=True)
+        return changed
 
-    return IndexWatcher(index_manager.reload_if_changed, redis=redis, channel="prodibot:index",
-                        interval_seconds=settings.index_reload_interval_seconds, on_reload=on_reload)
+    return IndexWatcher(reload, redis=redis, channel="prodibot:index",
+                        interval_seconds=settings.index_reload_interval_seconds)
 
 
 __all__ += [

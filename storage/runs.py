@@ -182,10 +182,12 @@ class RunStore:
                 (run_id, run_id, text),
             )
 
-    def abort_running(self, reason: str = "the process stopped before the run ended") -> list[str]:
-        """Mark every RUNNING run ABORTED (call at start-up while holding the reindex lock)."""
+    def abort_running(self, reason: str = "the process stopped before the run ended",
+                      except_ids: tuple[str, ...] = ()) -> list[str]:
+        """Mark every RUNNING run ABORTED (call while holding the reindex lock: no other run can be alive)."""
         with self._connect() as db:
-            ids = [row["run_id"] for row in db.execute("SELECT run_id FROM job_runs WHERE status = 'RUNNING'")]
+            ids = [row["run_id"] for row in db.execute("SELECT run_id FROM job_runs WHERE status = 'RUNNING'")
+                   if row["run_id"] not in except_ids]
         for run_id in ids:
             self.finish(run_id, "ABORTED", error=reason)
         return ids
