@@ -1,0 +1,73 @@
+"""`python -m bot index|search|eval retrieval` end to end, in-process, on a temporary DATA_DIR."""
+
+import json
+
+import pytest
+
+from bot.cli import main
+
+
+@pytest.fixture
+def env(monkeypatch, data_dir):
+    monkeypatch.setenv("DATA_DIR", str(data_dir))
+    monkeypatch.delenv("EMBEDDER", raising=False)
+    return data_dir
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, out
+
+
+def test_index_search_eval(env, capsys, corpus_jsonl, tmp_path):
+    code, out = run(capsys, "search", "beasiswa", "--json")
+    assert code == 1 and json.loads(out)["error"] == "no_index" and "python -m bot index" in json.loads(out)["message"]
+
+    code, out = run(capsys, "index", "--from-jsonl", str(corpus_jsonl), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["chunks"]["total"] == 11 and report["chunks"]["embedded"] == 11
+
+    code, out = run(capsys, "index", "--from-jsonl", str(corpus_jsonl), "--json")
+    assert json.loads(out)["chunks"] == {"total": 11, "added": 0, "removed": 0, "embedded": 0}
+
+    code, out = run(capsys, "search", "syarat IPK untuk proposal skripsi", "--k", "3", "--json")
+    result = json.loads(out)
+    assert code == 0 and 0 <= result["confidence"] <= 1
+    assert result["hits"][0]["doc_id"] == "skripsi"
+    assert set(result["hits"][0]) == {"chunk_id", "doc_id", "url", "title", "score", "text"}
+
+    code, out = run(capsys, "search", "mata kuliah semester 5 yang 3 SKS", "--mode", "bm25", "--json")
+    assert json.loads(out)["mode"] == "bm25"
+
+    dataset = tmp_path / "eval.jsonl"
+    rows = [
+        {"id": "q1", "query": "kapan pendaftaran jalur mandiri", "category": "akademik", "relevant_doc_ids": ["pendaftaran"]},
+        {"id": "q2", "query": "laboratorium buka sampai jam berapa", "category": "fasilitas",
+         "relevant_urls": ["/fasilitas/laboratorium/"]},
+        {"id": "q3", "query": "dosen bidang Intelligent System", "category": "dosen",
+         "relevant_doc_ids": ["dosen-suhartono", "dosen-agus"]},
+    ]
+    dataset.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    dump, md = tmp_path / "dump.jsonl", tmp_path / "eval.md"
+    code, out = run(capsys, "eval", "retrieval", "--dataset", str(dataset), "--compare", "--json",
+                    "--dump", str(dump), "--markdown", str(md))
+    metrics = json.loads(out)
+    assert code == 0 and set(metrics["modes"]) == {"hybrid", "dense", "bm25"}
+    hybrid = metrics["modes"]["hybrid"]
+    assert hybrid["n"] == 3 and set(hybrid["per_category"]) == {"akademik", "fasilitas", "dosen"}
+    assert hybrid["global"]["mrr@10"] == 1.0
+    for mode in metrics["modes"].values():
+        assert all(0.0 <= v <= 1.0 for v in mode["global"].values())
+    lines = [json.loads(x) for x in dump.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["q1", "q2", "q3"]
+    assert all(len(x["ranked_doc_ids"]) == 11 == len(set(x["ranked_doc_ids"])) for x in lines[::2])
+    assert lines[0]["ranked_doc_ids"][0] == "pendaftaran"
+    assert "| MRR@k |" in md.read_text() and "per category, k=5" in md.read_text()
+
+
+def test_usage_errors(env, capsys, tmp_path):
+    code, out = run(capsys, "index", "--from-jsonl", str(tmp_path / "missing.jsonl"), "--json")
+    assert code == 2 and "missing.jsonl" in json.loads(out)["message"]
+    code, out = run(capsys, "eval", "retrieval", "--json")
+    assert code == 2 and "--dataset" in json.loads(out)["message"]
