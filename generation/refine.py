@@ -1,0 +1,152 @@
+"""Query rewriting: follow-ups from the conversation window, and RQ refinement with seed 004 §3's validators.
+
+Refinement is deterministic (no LLM): student shorthand is expanded and fillers are dropped. A candidate is kept
+only when it stays close to the original (cosine ≥ threshold, unless it is a follow-up rewrite), keeps the main
+entities, and its retrieval does not degrade (top-distance margin, source Jaccard).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generation.text import QUESTION_WORDS, anchors, words
+
+__all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
+
+# Student shorthand → the words the site uses.
+ABBREVIATIONS = {
+    "kaprodi": "ketua program studi",
+    "sekprodi": "sekretaris program studi",
+    "prodi": "program studi",
+    "dospem": "dosen pembimbing",
+    "dosbing": "dosen pembimbing",
+    "mk": "mata kuliah",
+    "matkul": "mata kuliah",
+    "ta": "tugas akhir",
+    "kp": "kerja praktik",
+    "pkl": "praktik kerja lapangan",
+    "ukt": "uang kuliah tunggal",
+    "krs": "kartu rencana studi",
+    "khs": "kartu hasil studi",
+    "ipk": "indeks prestasi kumulatif",
+    "ips": "indeks prestasi semester",
+    "pmb": "penerimaan mahasiswa baru",
+    "maba": "mahasiswa baru",
+    "smt": "semester",
+    "sem": "semester",
+    "jurusan": "program studi",
+    "hp": "telepon",
+    "wa": "whatsapp",
+    "no": "nomor",
+    "gmn": "bagaimana",
+    "brp": "berapa",
+    "dmn": "di mana",
+    "yg": "yang",
+    "dgn": "dengan",
+    "utk": "untuk",
+    "sy": "saya",
+}
+
+_FOLLOWUP_MARKERS = re.compile(
+    r"^(yang|yg|kalau|kalo|bagaimana dengan|gimana dengan|terus|lalu|trus|dan|selain itu|ada lagi|ada yang lain|"
+    r"yang lain|lainnya|itu|tersebut|dia|beliau)\b|\b(lainnya|yang lain|tersebut|itu saja|saja\?*$|beliau|dia)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    query: str
+    rewritten: bool
+    previous: str = ""
+
+
+def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
+    """Resolve a follow-up ("ada yang lain?", "yang 3 SKS saja?") with the previous user question's topic."""
+    previous = ""
+    for msg in reversed(list(history)):
+        if getattr(msg, "role", "") == "user" and getattr(msg, "text", "").strip():
+            text = msg.text.strip()  # type: ignore[attr-defined]
+            if text != question.strip():
+                previous = text
+                break
+    if not previous:
+        return FollowUp(question, False)
+    own = anchors(question)
+    is_followup = bool(_FOLLOWUP_MARKERS.search(question.strip())) and len(own) <= 4
+    if not is_followup and len(own) <= 1 and len(words(question)) <= 4:
+        is_followup = True
+    if not is_followup:
+        return FollowUp(question, False)
+    prev_core = previous.rstrip(" ?!.")
+    extra = " ".join(w for w in own if w not in {"lain", "lainnya", "saja", "lagi"})
+    query = f"{prev_core} {extra}".strip() if extra else prev_core
+    return FollowUp(query + "?", True, previous)
+
+
+def expand_query(query: str) -> str:
+    """The refinement candidate: shorthand expanded, polite fillers removed; same language, same entities."""
+    out = []
+    for raw in re.findall(r"\S+", query):
+        core = raw.strip("?!.,;:()\"'").lower()
+        if core in ABBREVIATIONS:
+            out.append(ABBREVIATIONS[core])
+        elif core in {"tolong", "mohon", "dong", "kak", "min", "gan", "sih", "ya", "deh", "nih", "kah"}:
+            continue
+        else:
+            out.append(raw)
+    text = " ".join(out).strip()
+    return text if text.endswith("?") or not query.strip().endswith("?") else text
+
+
+def main_entities(query: str) -> set[str]:
+    """The words that name what is asked about (anchors with shorthand expanded)."""
+    return set(anchors(expand_query(query))) - QUESTION_WORDS
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """Seed 004 eq. 14."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    accepted: bool
+    reason: str
+    cosine: float = 0.0
+    jaccard: float = 0.0
+    top_distance_orig: float | None = None
+    top_distance_cand: float | None = None
+
+
+def validate_refinement(
+    original: str,
+    candidate: str,
+    cosine: float,
+    *,
+    followup: bool,
+    orig_sources: set[str],
+    cand_sources: set[str],
+    orig_top_distance: float | None,
+    cand_top_distance: float | None,
+    sim_threshold: float = 0.9,
+    margin: float = 0.15,
+    jaccard_min: float = 0.2,
+) -> Validation:
+    """Seed 004 §3: BLOCK on low cosine (not for follow-up rewrites), changed entities, a worse top distance by
+    more than ``margin``, or a source Jaccard below ``jaccard_min``; otherwise ACCEPT."""
+    j = jaccard(orig_sources, cand_sources)
+    base = dict(cosine=cosine, jaccard=j, top_distance_orig=orig_top_distance, top_distance_cand=cand_top_distance)
+    if not followup and cosine < sim_threshold:
+        return Validation(False, "low_similarity", **base)
+    if not main_entities(original) <= main_entities(candidate):
+        return Validation(False, "entities_changed", **base)
+    if orig_top_distance is not None and cand_top_distance is not None and cand_top_distance > orig_top_distance + margin:
+        return Validation(False, "top_distance_worse", **base)
+    if not followup and j < jaccard_min:
+        return Validation(False, "low_jaccard", **base)
+    return Validation(True, "accepted", **base)

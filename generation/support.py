@@ -1,0 +1,160 @@
+"""Evidence handling: split retrieved chunks into sentences, score them against the question, measure anchor
+coverage (seed 002), and check that answer sentences are supported by the context (lexical overlap + embedding
+similarity against seed 002's τ)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from generation.prompts import neutralize
+from generation.text import ANSWER_TYPE_WORDS, content_words, normalize, sentences
+
+__all__ = [
+    "EvidenceSentence",
+    "SupportResult",
+    "anchor_coverage",
+    "check_support",
+    "lexical_overlap",
+    "split_evidence",
+    "stem",
+    "stems",
+    "text_stems",
+]
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():  # type: ignore[no-untyped-def]
+    from Sastrawi.Stemmer.StemmerFactory import StemmerFactory
+
+    return StemmerFactory().create_stemmer()
+
+
+@functools.lru_cache(maxsize=50_000)
+def stem(word: str) -> str:
+    if word.isdigit() or len(word) <= 3:
+        return word
+    try:
+        return _stemmer().stem(word) or word
+    except Exception:  # the stemmer rejects odd tokens; the word itself is fine then
+        return word
+
+
+def stems(text: str) -> list[str]:
+    """Stemmed content words of ``text`` (Indonesian affixes removed, so "pengajar" meets "mengajar")."""
+    return [stem(w) for w in content_words(text)]
+
+
+@functools.lru_cache(maxsize=1)
+def _expansions() -> tuple[tuple[str, frozenset[str]], ...]:
+    from generation.refine import ABBREVIATIONS
+
+    out = []
+    for short, long in ABBREVIATIONS.items():
+        long_stems = frozenset(stems(long))
+        if len(long_stems) >= 2:
+            out.append((stem(short), long_stems))
+    return tuple(out)
+
+
+def text_stems(text: str) -> set[str]:
+    """Stems of ``text`` plus the shorthand whose spelled-out form it contains ("program studi" → "prodi"), so a
+    question in shorthand still meets a page that spells it out."""
+    found = set(stems(text))
+    for short, long_stems in _expansions():
+        if long_stems <= found:
+            found.add(short)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSentence:
+    text: str
+    hit_rank: int  # rank of the chunk it came from (0 = best)
+    chunk_id: str
+    url: str
+    title: str
+    index: int  # position inside its chunk
+
+
+def split_evidence(hits: Sequence[object], max_sentences: int = 80) -> list[EvidenceSentence]:
+    """Neutralised sentences of the hits, in rank order; duplicates (overlapping chunks) removed."""
+    out: list[EvidenceSentence] = []
+    seen: set[str] = set()
+    for rank, hit in enumerate(hits):
+        text = neutralize(getattr(hit, "text", ""))
+        for i, sent in enumerate(sentences(text)):
+            key = normalize(sent)
+            if not key or key in seen:
+                continue
+            seen.add(key)
+            out.append(
+                EvidenceSentence(sent, rank, getattr(hit, "chunk_id", ""), getattr(hit, "url", ""),
+                                 getattr(hit, "title", ""), i)
+            )
+            if len(out) >= max_sentences:
+                return out
+    return out
+
+
+def lexical_overlap(claim: str, context_stems: set[str]) -> float:
+    """Fraction of the claim's content words (stemmed) present in the context."""
+    words = stems(claim)
+    if not words:
+        return 0.0
+    return sum(w in context_stems for w in words) / len(words)
+
+
+def anchor_coverage(anchor_stems: Sequence[str], text_stems: set[str], weights: dict[str, float] | None = None) -> float:
+    """Seed 002: the (optionally idf-weighted) fraction of the question's anchors that the evidence contains."""
+    if not anchor_stems:
+        return 1.0
+    weights = weights or {}
+    total = sum(weights.get(a, 1.0) for a in anchor_stems)
+    got = sum(weights.get(a, 1.0) for a in anchor_stems if a in text_stems)
+    return got / total if total else 1.0
+
+
+_SOFT = frozenset(stem(w) for w in ANSWER_TYPE_WORDS) | ANSWER_TYPE_WORDS
+
+
+def idf_weights(anchor_stems: Sequence[str], docs: Sequence[set[str]]) -> dict[str, float]:
+    """Rarer anchors weigh more: ln((N+1)/(df+0.5)), floored at 0.3 so common anchors still count a little;
+    answer-type words ("syarat", "lama") weigh 0.2 because evidence paraphrases them."""
+    n = len(docs)
+    df = Counter(a for a in set(anchor_stems) for d in docs if a in d)
+    return {a: 0.2 if a in _SOFT else max(0.3, math.log((n + 1) / (df.get(a, 0) + 0.5))) for a in anchor_stems}
+
+
+@dataclass(frozen=True, slots=True)
+class SupportResult:
+    sentence: str
+    supported: bool
+    overlap: float
+    similarity: float
+
+
+def check_support(
+    claims: Sequence[str],
+    context_stems: set[str],
+    claim_vecs: np.ndarray | None,
+    context_vecs: np.ndarray | None,
+    tau: float = 0.5,
+    sim_min: float = 0.85,
+) -> list[SupportResult]:
+    """A claim is supported when its lexical overlap reaches τ, or when it nearly does (≥ τ·0.6) and its best
+    embedding similarity to a context sentence reaches ``sim_min``."""
+    out = []
+    for i, claim in enumerate(claims):
+        ov = lexical_overlap(claim, context_stems)
+        sim = 0.0
+        if claim_vecs is not None and context_vecs is not None and len(context_vecs):
+            sim = float(np.max(context_vecs @ claim_vecs[i]))
+        ok = ov >= tau or (ov >= tau * 0.6 and sim >= sim_min)
+        out.append(SupportResult(claim, ok, ov, sim))
+    return out

@@ -1,0 +1,128 @@
+"""Small Indonesian text helpers shared by the guards, the support check and the evaluation: words, stopwords,
+sentences, anchors (the question's key words) and normalisation for span matching."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+__all__ = [
+    "ANSWER_TYPE_WORDS",
+    "QUESTION_WORDS",
+    "STOPWORDS",
+    "anchors",
+    "content_words",
+    "normalize",
+    "sentences",
+    "words",
+]
+
+_WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'.][0-9A-Za-zÀ-ÖØ-öø-ÿ]+)*")
+
+# Question words and polite fillers: they never carry the topic of a question.
+QUESTION_WORDS = frozenset(
+    """apa apakah siapa siapakah kapan kapankah dimana di mana manakah mana bagaimana bagaimanakah berapa berapakah
+    mengapa kenapa kah yang tolong mohon dong ya kak min admin bisa bisakah boleh bolehkah sebutkan jelaskan
+    ceritakan tahu info informasi ingin mau saya aku kami kita tentang mengenai seputar terima kasih halo hai""".split()
+)
+
+# Words that name the kind of answer wanted ("syarat", "lama", "jadwal") rather than the topic: the evidence often
+# paraphrases them, so anchor coverage gives them little weight.
+ANSWER_TYPE_WORDS = frozenset(
+    """syarat persyaratan cara lama jadwal waktu biaya jumlah besar tempat lokasi letak daftar jenis macam nama
+    bobot prosedur langkah tahapan ketentuan kriteria alamat nomor kontak tanggal hari jam pukul tahun berapa
+    arti maksud pengertian contoh tujuan fungsi manfaat kapan siapa memiliki mempunyai dimiliki dipunyai milik
+    punya terdapat tersedia""".split()
+)
+
+STOPWORDS = frozenset(
+    """ada adalah agar akan aku anda antara apa apakah atas atau bagaimana bagi bahkan bahwa banyak baru begitu
+    belum berapa beberapa bersama bisa boleh bukan cara dalam dan dapat dari demikian dengan di dia ini itu harus
+    hanya hingga ia ialah jadi jika juga jumlah kali kalau kami kamu kapan karena ke kemudian kepada ketika
+    kita lagi lain lalu lebih maka masih mana maupun melalui menjadi mereka merupakan meski
+    misalnya mungkin nya oleh pada para per pernah saat saja salah sama sampai sangat satu saya se sebagai setelah
+    sebelum sedang sehingga sejak sekitar selain selama semua seperti serta setelah siapa suatu sudah supaya tak
+    tanpa tapi telah tentang terhadap termasuk tersebut tetapi tidak untuk waktu yaitu yakni yang the of and to
+    in is a an for on what who when where how which""".split()
+)
+
+
+def normalize(text: str) -> str:
+    """Lower-case, NFKC, punctuation to spaces, collapsed whitespace: the form used for span containment."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(text.split())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (keeps internal hyphens, dots in numbers like 3.50)."""
+    return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+
+
+def _strip_suffix(word: str) -> str:
+    # light Indonesian clitic stripping so "dosennya" matches "dosen"; keep short words intact
+    for suffix in ("nya", "lah", "kah", "pun"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry meaning: no stopwords, no question words, clitics stripped."""
+    out = []
+    for w in words(text):
+        if w in STOPWORDS or w in QUESTION_WORDS:
+            continue
+        w = _strip_suffix(w)
+        if w in STOPWORDS or w in QUESTION_WORDS or (len(w) < 2 and not w.isdigit()):
+            continue
+        out.append(w)
+    return out
+
+
+def anchors(question: str) -> list[str]:
+    """The question's key words (seed 002's anchors): content words, numbers and capitalised names, deduplicated."""
+    seen: dict[str, None] = {}
+    for w in content_words(question):
+        seen.setdefault(w, None)
+    return list(seen)
+
+
+# Titles before a name: a full stop after them never ends a sentence ("Dr. Rahmat", "Prof. Sari").
+_PRE_TITLES = frozenset("dr drs dra prof ir h hj bpk ibu sdr yth no jl st kh".split())
+
+
+def sentences(text: str) -> list[str]:
+    """Split a passage into sentences (also at line breaks, which separate list items and table rows).
+
+    A full stop does not end a sentence after a title ("Dr.", "Prof."), after an initial ("A."), or when the next
+    word starts in lower case or with a digit ("M.Kom. dan", "Rp 2.500.000")."""
+    out: list[str] = []
+    for line in text.splitlines():
+        pieces = [p for p in re.split(r"(?<=[.!?])\s+", line) if p.strip()]
+        buf = ""
+        for k, piece in enumerate(pieces):
+            buf = f"{buf} {piece.strip()}" if buf else piece.strip()
+            nxt = pieces[k + 1].lstrip() if k + 1 < len(pieces) else ""
+            last = buf.split()[-1]
+            core = last.rstrip(".!?").lower().strip(",;:()")
+            join = False
+            if nxt and last.endswith("."):
+                if core in _PRE_TITLES or (len(core) == 1 and core.isalpha()):
+                    join = True
+                elif nxt[:1].islower() or nxt[:1].isdigit():
+                    join = True
+            if not join:
+                out.append(" ".join(buf.split()))
+                buf = ""
+        if buf:
+            out.append(" ".join(buf.split()))
+    return [s for s in out if len(s) >= 3]
+
+
+def word_set(texts: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for t in texts:
+        out.update(_strip_suffix(w) for w in words(t))
+    return out
