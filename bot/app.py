@@ -78,15 +78,14 @@ class ServeApp:
         self.metrics = wiring.build_metrics_for_serve(s)
         self.stores = wiring.build_channel_stores(s)
         self._closers.append(self.stores.close)
-        if self.answerer is None or self.search is None or self.index_ready is None:
+        self._queue_depth: Callable[[], int] | None = None
+        if self.answerer is None:
             answering = await wiring.build_answering(s, metrics=self.metrics)
             self._closers.append(answering.close)
-            self.answerer = self.answerer or answering.answerer
+            self.answerer = answering.answerer
             self.search = self.search or answering.search
             self.index_ready = self.index_ready or answering.index_ready
             self._queue_depth = answering.queue_depth
-        else:
-            self._queue_depth = None
         if self.status_provider is None or self.reindex_trigger is None:
             self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, redis=self.stores.client)
             if self.ops is not None:
