@@ -1,0 +1,98 @@
+"""The web chat and admin pages in Debian's Chromium (Playwright, no browser download)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bot.app import ServeApp
+from bot.settings import Settings
+from tests.auxil.answerer import CorpusAnswerer
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+async def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: apt-get install -y chromium (never download a browser)")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@pytest.fixture
+async def served(redis_url, data_dir):
+    def status() -> dict:
+        return {
+            "index": {"version": "v42", "chunks": 99},
+            "runs": [
+                {"run_id": "run-newest", "status": "SUCCESS", "started_at": "2026-03-01T02:00:00Z",
+                 "ended_at": "2026-03-01T02:04:00Z", "log": [{"stage": "crawl", "msg": "14 halaman diambil"}]},
+                {"run_id": "run-older", "status": "FAILED", "started_at": "2026-02-28T02:00:00Z",
+                 "ended_at": "2026-02-28T02:01:00Z", "log": ["situs tidak dapat dihubungi"]},
+            ],
+        }
+
+    app = ServeApp(
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, redis_url=redis_url, admin_token="adm-token"),
+        answerer=CorpusAnswerer(), status_provider=status, reindex_trigger=lambda who: "dimulai",
+        index_ready=lambda: True, start_scheduler=False,
+    )
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+async def test_ask_on_the_web_page_and_see_the_answer_with_its_source_link(browser, served):
+    page = await browser.new_page()
+    try:
+        await page.goto(f"http://127.0.0.1:{served.port}/")
+        box = page.get_by_label("Pertanyaan Anda")
+        await box.fill("Siapa ketua program studi?")
+        await box.press("Enter")
+        link = page.locator(".msg.bot .sources a")
+        await link.first.wait_for(timeout=15_000)
+        assert await link.first.get_attribute("href") == "http://prodi.test/profil/ketua"
+        assert await link.first.text_content() == "Ketua Program Studi"
+        assert "Supriyono" in await page.locator(".msg.bot").first.text_content()
+        assert await page.locator("#log").get_attribute("aria-live") == "polite"
+        # keyboard only: the send button is reachable and the box is cleared for the next question
+        assert await box.input_value() == ""
+    finally:
+        await page.close()
+
+
+async def test_admin_page_shows_the_job_runs(browser, served):
+    page = await browser.new_page()
+    try:
+        await page.goto(f"http://127.0.0.1:{served.port}/admin?token=adm-token")
+        rows = page.locator("#runs tr.run")
+        await rows.first.wait_for(timeout=15_000)
+        assert await rows.count() == 2
+        first = await rows.nth(0).text_content()
+        assert "run-newest" in first and "SUCCESS" in first and "14 halaman diambil" in first
+        assert "situs tidak dapat dihubungi" in await rows.nth(1).text_content()
+        assert "v42" in await page.locator("#index").text_content()
+        await page.get_by_role("button", name="Perbarui indeks sekarang").click()
+        await page.locator("#reindex-status").filter(has_text="dimulai").wait_for(timeout=10_000)
+    finally:
+        await page.close()
