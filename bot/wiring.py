@@ -17,6 +17,47 @@ __all__: list[str] = []
 
 # --- storage / ingestion (sync_jobs, storage.docstore) -------------------------------------------------------
 
+
+def open_docstore(settings: Settings):  # -> storage.docstore.DocumentStore
+    """The document and crawl-state store at ``settings.db_path`` (creates DATA_DIR)."""
+    from storage.docstore import DocumentStore
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return DocumentStore(settings.db_path)
+
+
+def build_crawl_config(settings: Settings, seeds=None, max_pages=None):  # -> sync_jobs.crawl.CrawlConfig
+    """The crawl's frozen config. No seeds anywhere → the bundled sample site, which must then be running
+    (``python -m bot sample-site``) at its default address; tests pass the fixture's URL as a seed."""
+    from sync_jobs.crawl import CrawlConfig
+
+    chosen = [s for s in (seeds or settings.site_seeds) if s]
+    allow_private = settings.crawl_allow_private_networks
+    if not chosen:
+        chosen = [f"http://127.0.0.1:{SAMPLE_SITE_PORT}/"]
+        allow_private = True  # the bundled sample site only ever runs on loopback
+    return CrawlConfig(
+        seeds=tuple(chosen),
+        allowed_domains=tuple(settings.site_allowed_domains),
+        allow_private=allow_private,
+        delay=settings.crawl_delay_seconds,
+        max_pages=max_pages or settings.crawl_max_pages,
+        max_depth=settings.crawl_max_depth,
+        concurrency=settings.crawl_concurrency,
+        timeout=settings.crawl_timeout_seconds,
+        deadline=settings.crawl_deadline_seconds,
+        max_bytes=settings.crawl_max_bytes,
+        retries=settings.crawl_retries,
+        user_agent=settings.crawl_user_agent,
+        chunk_target_tokens=settings.chunk_target_tokens,
+        chunk_overlap=settings.chunk_overlap,
+        chunk_max_tokens=settings.chunk_max_tokens,
+    )
+
+
+SAMPLE_SITE_PORT = 8000  # `python -m bot sample-site` default
+__all__ += ["build_crawl_config", "open_docstore"]
+
 # --- retrieval (index manager, embedder, facts) --------------------------------------------------------------
 
 
@@ -400,35 +441,19 @@ def build_admin_notifier(settings: Settings):  # -> bot.ops.TelegramNotifier | N
     )
 
 
-def _crawl_counts(report, store) -> Any:  # -> sync_jobs.reindex.CrawlCounts
-    """Map the ingestion CrawlReport to the job's CrawlCounts."""
+def _crawl_counts(report) -> Any:  # -> sync_jobs.reindex.CrawlCounts
+    """Map the crawler's CrawlReport to the job's CrawlCounts."""
     from sync_jobs.reindex import CrawlCounts
 
-    data = report.as_json() if hasattr(report, "as_json") else dict(vars(report))
-    pages = data.get("pages", data)
-
-    def num(*names: str) -> int:
-        for name in names:
-            value = pages.get(name, data.get(name))
-            if isinstance(value, int | float):
-                return int(value)
-            if isinstance(value, list | tuple | set | dict):
-                return len(value)
-        return 0
-
-    errors = data.get("errors") or pages.get("errors") or []
-    if isinstance(errors, dict):
-        errors = [f"{k}: {v}" for k, v in errors.items()]
-    changed = num("changed", "pages_changed", "new_or_changed")
-    unchanged = num("unchanged", "pages_unchanged", "not_modified")
-    fetched = num("fetched", "pages_fetched", "ok")
     return CrawlCounts(
-        fetched=fetched,
-        changed=changed,
-        unchanged=unchanged,
-        failed=num("failed", "pages_failed", "errors_count"),
-        removed=num("removed", "pages_removed", "gone"),
-        errors=tuple(str(e)[:300] for e in list(errors)[:10]),
+        fetched=report.fetched,
+        changed=report.changed,
+        unchanged=report.unchanged,
+        failed=report.failed,
+        removed=report.removed,
+        errors=tuple(str(e)[:300] for e in report.errors[:10]),
+        extra={"pages_skipped": report.skipped, "site_down": report.site_down, "truncated": report.truncated,
+               "store_documents": report.documents, "store_chunks": report.chunks},
     )
 
 
@@ -447,14 +472,11 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
 
     async def crawl(store_path):
         import asyncio
-        import inspect
 
         loop = asyncio.get_running_loop()
         store = await loop.run_in_executor(None, DocumentStore, store_path)
         try:
-            result = crawl_site(crawl_config, store)
-            report = await result if inspect.isawaitable(result) else result
-            return _crawl_counts(report, store)
+            return _crawl_counts(await crawl_site(crawl_config, store))
         finally:
             await loop.run_in_executor(None, store.close)
 

@@ -1,0 +1,91 @@
+"""`crawl` and `docs`: fill the document store from the site, and show what it holds."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import socket
+import sys
+from collections.abc import Iterator
+
+from bot.settings import Settings
+
+__all__ = ["cmd_crawl", "cmd_docs", "sample_site_for"]
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.contextmanager
+def sample_site_for(settings: Settings, seeds: list[str] | None) -> Iterator[None]:
+    """With no seeds anywhere the crawl target is the bundled sample site: serve it on its fixed loopback port for
+    the duration (unless `python -m bot sample-site` already does), so stored URLs stay the same across runs."""
+    from bot.wiring import SAMPLE_SITE_PORT
+
+    if seeds or settings.site_seeds or _port_in_use(SAMPLE_SITE_PORT):
+        yield
+        return
+    from bot.sample_site import SampleSite
+
+    with SampleSite(port=SAMPLE_SITE_PORT):
+        yield
+
+
+def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
+    """Crawl the site into the document store; print the CrawlReport (``--json``) or a summary."""
+    from bot.wiring import build_crawl_config, open_docstore
+    from sync_jobs.crawl import crawl_site
+
+    seeds = list(getattr(args, "seed", None) or [])
+    try:
+        config = build_crawl_config(settings, seeds=seeds or None, max_pages=getattr(args, "max_pages", None))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    store = open_docstore(settings)
+    try:
+        with sample_site_for(settings, seeds):
+            report = asyncio.run(crawl_site(config, store))
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        pages = report.as_json()["pages"]
+        print("Crawl " + ("FAILED" if not report.ok else "done") + f" in {report.duration_s:.1f}s: "
+              + ", ".join(f"{k} {v}" for k, v in pages.items()))
+        if report.ok:
+            print(f"Store: {report.documents} documents, {report.chunks} chunks at {settings.db_path}")
+        for error in report.errors[:10]:
+            print(f"  - {error}")
+    return 0 if report.ok else 1
+
+
+def cmd_docs(args: argparse.Namespace, settings: Settings) -> int:
+    """Print stored documents (or chunks with ``--chunks``) as JSON lines {doc_id, chunk_id, url, title, section,
+    text}."""
+    from bot.wiring import open_docstore
+
+    store = open_docstore(settings)
+    try:
+        out = sys.stdout
+        if args.chunks:
+            for chunk in store.chunks():
+                out.write(json.dumps({"doc_id": chunk.doc_id, "chunk_id": chunk.chunk_id, "url": chunk.url,
+                                      "title": chunk.title, "section": chunk.section, "text": chunk.text},
+                                     ensure_ascii=False) + "\n")
+        else:
+            for doc in store.documents():
+                out.write(json.dumps({"doc_id": doc.doc_id, "chunk_id": None, "url": doc.url, "title": doc.title,
+                                      "section": "", "text": doc.text, "kind": doc.kind, "urls": list(doc.urls)},
+                                     ensure_ascii=False) + "\n")
+        if not args.json and not args.chunks and not store.counts()["documents"]:
+            print("The document store is empty: run `python -m bot crawl` first.", file=sys.stderr)
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,460 @@
+"""The crawler: seeds and sitemaps → fetch (politely, safely, incrementally) → extract → site-wide clean-up →
+chunk → one atomic commit to the document store.
+
+Incremental rules: a page answering 304, or the same bytes, or the same extracted documents, changes nothing
+downstream. A page that is gone (404/410, noindex, moved away) at two consecutive crawls is removed; a transient
+error (timeout, 5xx, 403) removes nothing. A site that is down (no page answered at all) fails the crawl and leaves
+the store untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+from urllib.robotparser import RobotFileParser
+
+from storage.docstore import DocChanges, DocumentStore, PageState
+from storage.models import Chunk, Document
+from sync_jobs.chunking import chunk_document
+from sync_jobs.extract import HTML_TYPES, PDF_TYPES, PageExtract, parse_page
+from sync_jobs.fetch import Fetcher, FetchResult
+from sync_jobs.postprocess import postprocess
+from sync_jobs.sitemaps import parse_robots, parse_sitemap, sitemap_candidates
+from sync_jobs.urls import (
+    HostSet,
+    clean_url,
+    excluded_reason,
+    host_key,
+    is_listing,
+    normalize_url,
+    resolve_link,
+)
+
+__all__ = ["CrawlConfig", "CrawlReport", "crawl_site"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_SITEMAPS = 60
+_EXTRACT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlConfig:
+    """Everything one crawl needs (built from Settings by ``bot.wiring.build_crawl_config``)."""
+
+    seeds: tuple[str, ...]
+    allowed_domains: tuple[str, ...] = ()  # host or host:port; empty = the seeds' hosts
+    allow_private: bool = False
+    delay: float = 0.5
+    max_pages: int = 2000
+    max_depth: int = 8
+    concurrency: int = 4
+    timeout: float = 20.0
+    deadline: float = 1800.0
+    max_bytes: int = 15_000_000
+    retries: int = 2
+    user_agent: str = "prodi-bot/0.1"
+    chunk_target_tokens: int = 200
+    chunk_overlap: float = 0.2
+    chunk_max_tokens: int = 300
+    backoff_base: float = 0.5
+    use_sitemaps: bool = True
+    misses_to_remove: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("a crawl needs at least one seed URL (SITE_SEEDS or --seed)")
+        for seed in self.seeds:
+            if urlsplit(seed).scheme not in ("http", "https") or not urlsplit(seed).hostname:
+                raise ValueError(f"seed {seed!r} is not an http(s) URL; write it like https://prodi.example.ac.id/")
+
+    @property
+    def hosts(self) -> HostSet:
+        return HostSet(list(self.allowed_domains) or [host_key(s) for s in self.seeds])
+
+
+@dataclass
+class CrawlReport:
+    """Counts per page and what happened to each URL. ``as_json()`` is the CLI contract."""
+
+    fetched: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    removed: int = 0
+    skipped: int = 0
+    duration_s: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    skipped_urls: dict[str, str] = field(default_factory=dict)
+    failed_urls: dict[str, str] = field(default_factory=dict)
+    changed_urls: list[str] = field(default_factory=list)
+    unchanged_urls: list[str] = field(default_factory=list)
+    removed_urls: list[str] = field(default_factory=list)
+    site_down: bool = False
+    truncated: bool = False
+    changes: DocChanges | None = None
+    documents: int = 0
+    chunks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """False when the site was down and nothing was committed."""
+        return not self.site_down
+
+    def as_json(self) -> dict:
+        return {
+            "pages": {"fetched": self.fetched, "changed": self.changed, "unchanged": self.unchanged,
+                      "failed": self.failed, "removed": self.removed, "skipped": self.skipped},
+            "duration_s": round(self.duration_s, 3),
+            "errors": list(self.errors),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    kind: str  # changed | unchanged | failed | skipped | gone | alias
+    url: str
+    state: PageState | None = None
+    target: str = ""
+    reason: str = ""
+    responded: bool = False  # the server answered (any HTTP status)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _signature(docs: tuple[Document, ...]) -> list[tuple[str, str]]:
+    return sorted((d.doc_id, d.content_hash) for d in docs)
+
+
+class _Crawl:
+    def __init__(self, config: CrawlConfig, states: dict[str, PageState]) -> None:
+        self.config = config
+        self.states = states
+        self.hosts = config.hosts
+        self.queue: asyncio.PriorityQueue[tuple[int, int, str]] = asyncio.PriorityQueue()
+        self.counter = itertools.count()
+        self.seen: set[str] = set()
+        self.outcomes: dict[str, _Outcome] = {}
+        self.skipped: dict[str, str] = {}
+        self.robots: dict[str, RobotFileParser | None] = {}
+        self.robots_locks: dict[str, asyncio.Lock] = {}
+        self.sitemaps: list[str] = []
+        self.fetches = 0
+        self.truncated = False
+        self.errors: list[str] = []
+        self.fetcher: Fetcher | None = None
+
+    # --- frontier ---------------------------------------------------------------------------------------------
+    def enqueue(self, url: str, depth: int) -> None:
+        key = normalize_url(url)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        if not self.hosts.allows(url):
+            self.skipped[url] = "external host"
+            return
+        reason = excluded_reason(url)
+        if reason:
+            self.skipped[url] = reason
+            return
+        if depth > self.config.max_depth:
+            self.skipped[url] = "deeper than CRAWL_MAX_DEPTH"
+            return
+        self.queue.put_nowait((depth, next(self.counter), url))
+
+    # --- robots.txt and sitemaps -----------------------------------------------------------------------------
+    async def robots_for(self, url: str) -> RobotFileParser | None:
+        origin = _origin(url)
+        lock = self.robots_locks.setdefault(origin, asyncio.Lock())
+        async with lock:
+            if origin in self.robots:
+                return self.robots[origin]
+            assert self.fetcher is not None
+            result, chain = await self.fetcher.follow(origin + "/robots.txt", self.hosts.allows, accept_any=True,
+                                                      retries=min(self.config.retries, 1))
+            parser = None
+            if result.kind == "ok":
+                parser = parse_robots(chain[-1], result.body, result.content_type)
+                delay = parser.crawl_delay(self.config.user_agent)
+                if delay:
+                    self.fetcher.host_delays[host_key(url)] = min(float(delay), 10.0)
+                self.sitemaps.extend(parser.site_maps() or [])
+            self.robots[origin] = parser
+            return parser
+
+    async def discover_sitemaps(self) -> None:
+        origins = sorted({_origin(s) for s in self.config.seeds})
+        queue: list[str] = []
+        for origin in origins:
+            await self.robots_for(origin + "/")
+            queue.extend(sitemap_candidates(origin))
+        queue = list(dict.fromkeys(self.sitemaps + queue))
+        done: set[str] = set()
+        assert self.fetcher is not None
+        while queue and len(done) < _MAX_SITEMAPS:
+            url = queue.pop(0)
+            if url in done or not self.hosts.allows(url):
+                continue
+            done.add(url)
+            result, _ = await self.fetcher.follow(url, self.hosts.allows, accept_any=True, retries=0)
+            if result.kind != "ok":
+                continue
+            pages, subs = parse_sitemap(result.body)
+            queue.extend(s for s in subs if s not in done)
+            for page in pages:
+                link = resolve_link(url, page)
+                if link and self.hosts.allows(link):
+                    self.enqueue(link, 1)
+
+    # --- one URL ----------------------------------------------------------------------------------------------
+    async def worker(self) -> None:
+        while True:
+            depth, _, url = await self.queue.get()
+            try:
+                if self.fetches >= self.config.max_pages:
+                    self.truncated = True
+                    continue
+                await self.process(url, depth)
+            except Exception as error:  # one bad page must not end the crawl
+                logger.exception("crawl: unexpected error on %s", url)
+                self.outcomes[normalize_url(url)] = _Outcome("failed", url, reason=f"{type(error).__name__}: {error}")
+            finally:
+                self.queue.task_done()
+
+    async def process(self, url: str, depth: int) -> None:
+        key = normalize_url(url)
+        robots = await self.robots_for(url)
+        if robots is not None and not robots.can_fetch(self.config.user_agent, url):
+            self.outcomes[key] = _Outcome("skipped", url, reason="disallowed by robots.txt")
+            return
+        old = self.states.get(key)
+        conditional = old is not None and old.status == "ok"
+        assert self.fetcher is not None
+        self.fetches += 1
+        result = await self.fetcher.get(url, etag=old.etag if conditional else "",
+                                        last_modified=old.last_modified if conditional else "")
+        hops = 0
+        while result.kind == "redirect":
+            target = resolve_link(url, result.location)
+            if not target:
+                self.outcomes[key] = _Outcome("failed", url, reason="redirect without a usable Location",
+                                              responded=True)
+                return
+            if not self.hosts.allows(target):
+                self.outcomes[key] = _Outcome("skipped", url, reason=f"redirect outside the allowed hosts: {target}",
+                                              responded=True)
+                return
+            reason = excluded_reason(target)
+            if reason:
+                self.outcomes[key] = _Outcome("skipped", url, reason=f"redirect to {reason}", responded=True)
+                return
+            if normalize_url(target) != key:
+                self.outcomes[key] = _Outcome("alias", url, target=normalize_url(target),
+                                              reason=f"redirected to {target}", responded=True)
+                self.enqueue(target, depth)
+                return
+            hops += 1
+            if hops > 5:
+                self.outcomes[key] = _Outcome("failed", url, reason="too many redirects", responded=True)
+                return
+            url = target
+            result = await self.fetcher.get(url, etag=old.etag if conditional else "",
+                                            last_modified=old.last_modified if conditional else "")
+        await self.handle(key, url, depth, old, result)
+
+    async def handle(self, key: str, url: str, depth: int, old: PageState | None, result: FetchResult) -> None:
+        now = _now()
+        if result.kind == "not_modified" and old is not None:
+            self.outcomes[key] = _Outcome("unchanged", url, dataclasses.replace(
+                old, last_seen=now, misses=0, depth=min(depth, old.depth)), responded=True)
+            self.follow_links(old.links, depth)
+            return
+        if result.kind in ("gone", "skipped", "http_error", "not_modified"):
+            kind = "gone" if result.kind == "gone" else "skipped"
+            if result.kind == "http_error":
+                kind = "failed"  # 401/403/… may be a firewall's mood: never a reason to delete
+            self.outcomes[key] = _Outcome(kind, url, reason=result.reason or f"HTTP {result.status}",
+                                          responded=result.status > 0)
+            return
+        if result.kind == "failed":
+            self.outcomes[key] = _Outcome("failed", url, reason=result.reason)
+            return
+        body_hash = hashlib.sha1(result.body).hexdigest()
+        if old is not None and old.status == "ok" and old.body_hash == body_hash:
+            self.outcomes[key] = _Outcome("unchanged", url, dataclasses.replace(
+                old, last_seen=now, misses=0, etag=result.etag, last_modified=result.last_modified,
+                depth=min(depth, old.depth)), responded=True)
+            self.follow_links(old.links, depth)
+            return
+        loop = asyncio.get_running_loop()
+        final_url = clean_url(url)
+        try:
+            page: PageExtract = await asyncio.wait_for(
+                loop.run_in_executor(None, parse_page, final_url, result.body, result.content_type, now),
+                _EXTRACT_TIMEOUT,
+            )
+        except (ValueError, TimeoutError) as error:
+            self.outcomes[key] = _Outcome("skipped", url, reason=str(error) or "extraction timed out",
+                                          responded=True)
+            return
+        links = list(page.links)
+        if page.canonical and normalize_url(page.canonical) != key:
+            links.insert(0, page.canonical)
+        self.follow_links(links, depth)
+        if page.noindex or is_listing(url) or not page.documents:
+            reason = ("noindex" if page.noindex else "listing page (links only)" if is_listing(url)
+                      else "no text content")
+            self.outcomes[key] = _Outcome("skipped" if old is None else "gone", url, reason=reason, responded=True)
+            return
+        state = PageState(
+            url=key, fetch_url=url, final_url=page.documents[0].url, status="ok", http_status=result.status,
+            etag=result.etag, last_modified=result.last_modified, body_hash=body_hash,
+            content_type=result.content_type, misses=0, first_seen=old.first_seen if old else now, last_seen=now,
+            fetched_at=now, depth=min(depth, old.depth) if old else depth, links=tuple(links),
+            extract=page.documents,
+        )
+        same = old is not None and old.status == "ok" and _signature(old.extract) == _signature(page.documents)
+        if same:
+            # Same documents: keep their old fetched_at so nothing downstream changes.
+            state = dataclasses.replace(state, extract=old.extract, first_seen=old.first_seen)
+        self.outcomes[key] = _Outcome("unchanged" if same else "changed", url, state, responded=True)
+
+    def follow_links(self, links: tuple[str, ...] | list[str], depth: int) -> None:
+        for link in links:
+            self.enqueue(link, depth + 1)
+
+    async def run(self) -> None:
+        async with Fetcher(user_agent=self.config.user_agent, timeout=self.config.timeout,
+                           max_bytes=self.config.max_bytes, retries=self.config.retries, delay=self.config.delay,
+                           concurrency=self.config.concurrency, allow_private=self.config.allow_private,
+                           allowed_types=HTML_TYPES | PDF_TYPES, backoff_base=self.config.backoff_base) as fetcher:
+            self.fetcher = fetcher
+            for seed in self.config.seeds:
+                self.enqueue(clean_url(seed), 0)
+            if self.config.use_sitemaps:
+                await self.discover_sitemaps()
+            for state in sorted(self.states.values(), key=lambda s: (s.depth, s.url)):
+                if state.status == "ok":
+                    self.enqueue(state.fetch_url, state.depth)
+            workers = [asyncio.create_task(self.worker()) for _ in range(self.config.concurrency)]
+            try:
+                await self.queue.join()
+            finally:
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+
+
+def _assemble(crawl: _Crawl, report: CrawlReport) -> tuple[list[PageState], list[str], dict[str, tuple[Document, ...]]]:
+    """New page states, removed page keys, and the raw extracts of every live page."""
+    config = crawl.config
+    states = dict(crawl.states)
+    removed: list[str] = []
+    for key, outcome in crawl.outcomes.items():
+        old = states.get(key)
+        if outcome.kind in ("changed", "unchanged"):
+            assert outcome.state is not None
+            states[key] = outcome.state
+            getattr(report, f"{outcome.kind}_urls").append(outcome.url)
+            continue
+        if outcome.kind == "failed":
+            report.failed_urls[outcome.url] = outcome.reason
+            continue
+        report.skipped_urls[outcome.url] = outcome.reason
+        if old is not None and old.status == "ok" and outcome.kind in ("gone", "skipped", "alias"):
+            misses = old.misses + 1
+            if misses >= config.misses_to_remove:
+                removed.append(key)
+                report.removed_urls.append(old.fetch_url)
+                del states[key]
+            else:
+                states[key] = dataclasses.replace(old, misses=misses)
+    raw = {key: st.extract for key, st in states.items() if st.status == "ok" and st.extract}
+    for key, outcome in crawl.outcomes.items():
+        if outcome.kind == "alias" and outcome.target in raw and key not in raw:
+            alias = clean_url(outcome.url)
+            raw[outcome.target] = tuple(
+                dataclasses.replace(d, urls=tuple(dict.fromkeys((*d.urls, alias)))) for d in raw[outcome.target]
+            )
+    return [st for key, st in states.items() if key in crawl.outcomes], removed, raw
+
+
+def _finish(crawl: _Crawl, store: DocumentStore, report: CrawlReport, started_at: str) -> None:
+    """Site-wide clean-up, chunking of new or changed documents, and the atomic commit (runs in a thread)."""
+    config = crawl.config
+    pages, removed, raw = _assemble(crawl, report)
+    documents = postprocess(raw)
+    old_hashes = store.doc_hashes()
+    chunks: dict[str, list[Chunk]] = {}
+    for doc in documents:
+        if old_hashes.get(doc.doc_id) != doc.content_hash:
+            chunks[doc.doc_id] = chunk_document(doc, target_tokens=config.chunk_target_tokens,
+                                                overlap=config.chunk_overlap, max_tokens=config.chunk_max_tokens)
+    report.fetched = len(report.changed_urls) + len(report.unchanged_urls)
+    report.changed = len(report.changed_urls)
+    report.unchanged = len(report.unchanged_urls)
+    report.failed = len(report.failed_urls)
+    report.removed = len(report.removed_urls)
+    report.skipped = len(report.skipped_urls)
+    report.changes = store.commit_crawl(pages=pages, removed_pages=removed, documents=documents, chunks=chunks,
+                                        report=report.as_json(), started_at=started_at)
+    counts = store.counts()
+    report.documents, report.chunks = counts["documents"], counts["chunks"]
+
+
+async def crawl_site(config: CrawlConfig, store: DocumentStore) -> CrawlReport:
+    """Crawl the site into ``store`` and report what happened. Never raises for network trouble: a site that is
+    down gives ``report.site_down`` (and ``report.ok`` False) with the store untouched."""
+    started = time.monotonic()
+    started_at = _now()
+    loop = asyncio.get_running_loop()
+    states = await loop.run_in_executor(None, store.page_states)
+    crawl = _Crawl(config, states)
+    report = CrawlReport()
+    try:
+        async with asyncio.timeout(config.deadline):
+            await crawl.run()
+    except TimeoutError:
+        crawl.truncated = True
+        report.errors.append(f"deadline of {config.deadline:g}s reached (CRAWL_DEADLINE_SECONDS); "
+                             "the crawl is partial and removed nothing")
+    report.truncated = crawl.truncated
+    for url, reason in crawl.skipped.items():
+        report.skipped_urls[url] = reason
+    responded = any(o.responded for o in crawl.outcomes.values())
+    if not responded:
+        report.site_down = True
+        failures = [f"{o.url}: {o.reason}" for o in crawl.outcomes.values() if o.kind == "failed"]
+        report.failed_urls = {o.url: o.reason for o in crawl.outcomes.values() if o.kind == "failed"}
+        report.failed = len(report.failed_urls)
+        report.skipped = len(report.skipped_urls)
+        report.errors.insert(0, "site unreachable: no page answered; the document store was left untouched"
+                             + (f" ({failures[0]})" if failures else ""))
+        report.duration_s = time.monotonic() - started
+        logger.warning("crawl failed: %s", json.dumps(report.as_json(), ensure_ascii=False))
+        return report
+    if crawl.truncated and not report.errors:
+        report.errors.append(f"page cap of {config.max_pages} reached (CRAWL_MAX_PAGES); nothing was removed "
+                             "for pages not reached")
+    await loop.run_in_executor(None, _finish, crawl, store, report, started_at)
+    for url, reason in list(report.failed_urls.items())[:20]:
+        report.errors.append(f"{url}: {reason}")
+    report.duration_s = time.monotonic() - started
+    logger.info("crawl finished: %s", json.dumps({**report.as_json(), "documents": report.documents,
+                                                  "chunks": report.chunks}, ensure_ascii=False))
+    return report

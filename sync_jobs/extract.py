@@ -1,0 +1,296 @@
+"""Extraction: a fetched body → clean documents (HTML main content, PDFs, lecturer and curriculum entities).
+
+``extract(url, body, content_type)`` is the public entry point; ``parse_page`` also returns what the crawler needs
+(links, canonical URL, robots meta). Site-wide clean-up (boilerplate lines, duplicates) happens later, in
+:mod:`sync_jobs.postprocess`, because it needs every page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import logging
+import re
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
+
+import trafilatura
+from lxml import etree
+
+from storage.models import Document
+from sync_jobs.decode import decode_body, media_type
+from sync_jobs.entities import course_line, find_courses, find_lecturers
+from sync_jobs.html_blocks import _NAV_LINE, Block, blocks_of, clean_soup, main_element, parse_html
+from sync_jobs.normalize import normalize_inline, normalize_text, sha1_hex
+from sync_jobs.urls import host_key, normalize_url, resolve_link
+
+__all__ = ["HTML_TYPES", "PDF_TYPES", "PageExtract", "doc_id_for", "extract", "make_document", "parse_page"]
+
+logger = logging.getLogger(__name__)
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+_TITLE_SPLIT = re.compile(r"\s+(?:[|–—»·:]|-|::)\s+")
+_PDF_MAX_PAGES = 300
+
+
+@dataclass(frozen=True, slots=True)
+class PageExtract:
+    """Everything taken from one response."""
+
+    documents: tuple[Document, ...]
+    links: tuple[str, ...] = ()
+    canonical: str | None = None
+    noindex: bool = False
+    nofollow: bool = False
+    title: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+def doc_id_for(url: str, key: str = "") -> str:
+    """Stable id of a document: its canonical URL (normalised) plus, for entities, a key such as the name."""
+    return sha1_hex(normalize_url(url), key.lower())[:16]
+
+
+def make_document(url: str, title: str, sections: list[tuple[str, str]], *, kind: str = "page", key: str = "",
+                  fetched_at: str = "") -> Document | None:
+    """A Document from (heading, body) sections; None when there is no text."""
+    clean: list[tuple[str, str]] = []
+    for heading, body in sections:
+        heading, body = normalize_inline(heading), normalize_text(body)
+        if body:
+            clean.append((heading, body))
+        elif heading and clean:
+            continue
+    if not clean:
+        return None
+    title = normalize_inline(title) or url
+    text = "\n\n".join(f"{h}\n{b}" if h else b for h, b in clean)
+    return Document(
+        doc_id=doc_id_for(url, key),
+        url=url,
+        title=title,
+        text=text,
+        content_hash=sha1_hex(kind, title, text),
+        fetched_at=fetched_at,
+        kind=kind,
+        urls=(url,),
+        sections=tuple(clean),
+    )
+
+
+def _sections(blocks: list[Block], title: str) -> list[tuple[str, str]]:
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for block in blocks:
+        if block.level:
+            if block.text == title and not sections[-1][1] and len(sections) == 1:
+                continue
+            sections.append((block.text, []))
+        else:
+            sections[-1][1].append(block.text)
+    # A heading with nothing under it is kept as a line of the next section's text (nothing is lost).
+    out: list[tuple[str, str]] = []
+    carry = ""
+    for heading, lines in sections:
+        if not lines:
+            carry = f"{carry} {heading}".strip() if heading else carry
+            continue
+        if carry:
+            if heading:
+                lines = [carry, *lines]
+            else:
+                heading = carry
+            carry = ""
+        out.append((heading, "\n".join(lines)))
+    if carry:
+        out.append(("", carry))
+    return out
+
+
+def _trafilatura_blocks(html: str, url: str) -> list[Block]:
+    try:
+        xml = trafilatura.extract(html, url=url, output_format="xml", include_tables=True, include_comments=False,
+                                  include_links=False, include_images=False, include_formatting=False,
+                                  favor_recall=True, deduplicate=False, with_metadata=False)
+    except Exception:  # trafilatura raises a variety of parser errors on broken markup
+        logger.debug("trafilatura failed on %s", url, exc_info=True)
+        return []
+    if not xml:
+        return []
+    try:
+        root = etree.fromstring(xml.encode("utf-8"), parser=etree.XMLParser(recover=True))
+    except etree.XMLSyntaxError:
+        return []
+    main = root.find("main")
+    if main is None:
+        return []
+    blocks: list[Block] = []
+
+    def text_of(el: etree._Element) -> str:
+        return normalize_inline(" ".join(el.itertext()))
+
+    for el in main:
+        tag = el.tag
+        if tag == "head":
+            rend = el.get("rend", "h2")
+            level = int(rend[1]) if len(rend) == 2 and rend[1].isdigit() else 2
+            text = text_of(el)
+            if text:
+                blocks.append(Block(level, text))
+        elif tag == "list":
+            for item in el.iter("item"):
+                text = normalize_inline(" ".join(t for t in item.xpath("text()|*[not(self::list)]//text()")))
+                if text:
+                    blocks.append(Block(0, text))
+        elif tag == "table":
+            rows = [[text_of(c) for c in row.findall("cell")] for row in el.findall("row")]
+            header: list[str] = []
+            if rows and el.find("row") is not None and all(c.get("role") == "head" for c in el.find("row").findall("cell")):
+                header = rows.pop(0)
+            for cells in rows:
+                if len(cells) == 2 and all(cells) and len(cells[0]) <= 60:
+                    line = f"{cells[0].rstrip(':')}: {cells[1]}"
+                elif header and len(header) == len(cells):
+                    line = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True) if c)
+                else:
+                    line = " | ".join(c for c in cells if c)
+                if line and not _NAV_LINE.match(line):
+                    blocks.append(Block(0, line))
+        else:
+            text = text_of(el)
+            if text and not _NAV_LINE.match(text):
+                blocks.append(Block(0, text))
+    return blocks
+
+
+def _words(blocks: list[Block]) -> int:
+    return sum(len(b.text.split()) for b in blocks)
+
+
+def _page_title(soup, main) -> str:
+    h1 = main.find("h1") if main is not None else None
+    if h1 is not None:
+        text = normalize_inline(h1.get_text(" ", strip=True))
+        if 0 < len(text.split()) <= 20:
+            return text
+    og = soup.find("meta", attrs={"property": "og:title"})
+    if og is not None and og.get("content"):
+        return normalize_inline(str(og["content"]))
+    if soup.title is not None and soup.title.string:
+        full = normalize_inline(soup.title.get_text())
+        parts = [p for p in _TITLE_SPLIT.split(full) if p.strip()]
+        return parts[0] if parts else full
+    return ""
+
+
+def _robots_meta(soup) -> tuple[bool, bool]:
+    noindex = nofollow = False
+    for meta in soup.find_all("meta", attrs={"name": re.compile(r"^(robots|prodi-bot)$", re.I)}):
+        content = str(meta.get("content", "")).lower()
+        noindex = noindex or "noindex" in content or "none" in content
+        nofollow = nofollow or "nofollow" in content or "none" in content
+    return noindex, nofollow
+
+
+def _links(soup, base: str) -> list[str]:
+    base_tag = soup.find("base", href=True)
+    if base_tag is not None:
+        base = resolve_link(base, str(base_tag["href"])) or base
+    seen: dict[str, None] = {}
+    for a in soup.find_all(["a", "area"], href=True):
+        rel = " ".join(a.get("rel", []) if isinstance(a.get("rel"), list) else [str(a.get("rel", ""))]).lower()
+        if "nofollow" in rel:
+            continue
+        link = resolve_link(base, str(a["href"]))
+        if link:
+            seen.setdefault(link, None)
+    return list(seen)
+
+
+def _parse_html(url: str, body: bytes, content_type: str, fetched_at: str) -> PageExtract:
+    html = decode_body(body, content_type)
+    soup = parse_html(html)
+    noindex, nofollow = _robots_meta(soup)
+    links = [] if nofollow else _links(soup, url)
+    canonical = None
+    tag = soup.find("link", rel=lambda v: v and "canonical" in (v if isinstance(v, list) else [v]), href=True)
+    if tag is not None:
+        candidate = resolve_link(url, str(tag["href"]))
+        if candidate and host_key(candidate) == host_key(url):
+            canonical = candidate
+    doc_url = canonical or url
+    clean_soup(soup)
+    main = main_element(soup)
+    title = _page_title(soup, main)
+    if noindex:
+        return PageExtract((), tuple(links), canonical, noindex, nofollow, title)
+    documents: list[Document] = []
+
+    courses = find_courses(main)
+    if courses:
+        by_semester: dict[str, list[str]] = {}
+        for table, rows in courses:
+            for course in rows:
+                heading = f"Semester {course.semester}" if course.semester is not None else "Mata Kuliah"
+                by_semester.setdefault(heading, []).append(course_line(course))
+            table.decompose()
+        doc = make_document(doc_url, title or "Kurikulum", [(h, "\n".join(lines)) for h, lines in by_semester.items()],
+                            kind="curriculum", key="#curriculum", fetched_at=fetched_at)
+        if doc:
+            documents.append(doc)
+
+    lecturers, whole_page = find_lecturers(main, title)
+    for person in lecturers:
+        doc = make_document(doc_url, person.name, [(person.name, "\n".join(person.lines()))], kind="lecturer",
+                            key="#lecturer:" + normalize_inline(person.name), fetched_at=fetched_at)
+        if doc:
+            documents.append(doc)
+    if not whole_page:
+        blocks = _trafilatura_blocks(str(soup), url)
+        fallback = blocks_of(main)
+        if _words(blocks) < 0.4 * _words(fallback):
+            blocks = fallback
+        page = make_document(doc_url, title, _sections(blocks, title), kind="page", fetched_at=fetched_at)
+        if page is not None:
+            documents.append(page)
+    if canonical and normalize_url(canonical) != normalize_url(url):
+        documents = [dataclasses.replace(d, urls=(d.url, url)) for d in documents]
+    return PageExtract(tuple(documents), tuple(links), canonical, noindex, nofollow, title)
+
+
+def _parse_pdf(url: str, body: bytes, fetched_at: str) -> PageExtract:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        if reader.is_encrypted:
+            reader.decrypt("")
+        pages = [page.extract_text() or "" for page in reader.pages[:_PDF_MAX_PAGES]]
+        meta_title = ""
+        if reader.metadata is not None and reader.metadata.title:
+            meta_title = str(reader.metadata.title)
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as error:
+        raise ValueError(f"unreadable PDF: {error}") from None
+    text = normalize_text("\n\n".join(pages))
+    text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)  # words hyphenated across lines
+    paragraphs = re.sub(r"(?<![.:;!?])\n(?!\n)", " ", text)  # lines broken inside sentences
+    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1]).rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
+    title = normalize_inline(meta_title) or normalize_inline(name) or url
+    doc = make_document(url, title, [("", paragraphs)], kind="pdf", fetched_at=fetched_at)
+    return PageExtract((doc,) if doc else (), (), None, False, False, title)
+
+
+def parse_page(url: str, body: bytes, content_type: str, fetched_at: str = "") -> PageExtract:
+    """Extract documents and links from one response. Raises ValueError for an unsupported or unreadable body."""
+    kind = media_type(content_type)
+    if kind in PDF_TYPES or (not kind and body[:5] == b"%PDF-"):
+        return _parse_pdf(url, body, fetched_at)
+    if kind in HTML_TYPES or not kind:
+        return _parse_html(url, body, content_type, fetched_at)
+    raise ValueError(f"unsupported content type {kind!r}: only HTML and PDF are extracted")
+
+
+def extract(url: str, body: bytes, content_type: str) -> list[Document]:
+    """Documents in one response: the page's main content, its lecturers, its curriculum, or a PDF's text."""
+    return list(parse_page(url, body, content_type).documents)
