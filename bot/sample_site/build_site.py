@@ -193,6 +193,32 @@ def _share(path: str, title: str) -> str:
 </ul></div></div></div>"""
 
 
+def _post_extras(page: Page) -> str:
+    """Previous/next navigation, related posts and the comment form that WordPress themes put under a post."""
+    slugs = [p.slug for p in C.NEWS]
+    i = slugs.index(page.path.strip("/"))
+    nav = []
+    if i + 1 < len(C.NEWS):
+        older = C.NEWS[i + 1]
+        nav.append(f'<div class="nav-previous"><a href="/{older.slug}/" rel="prev">&larr; {esc(older.title)}</a></div>')
+    if i > 0:
+        newer = C.NEWS[i - 1]
+        nav.append(f'<div class="nav-next"><a href="/{newer.slug}/" rel="next">{esc(newer.title)} &rarr;</a></div>')
+    same = [p for p in C.NEWS if p.category == page.meta["category"] and p.slug != slugs[i]][:3]
+    related = "".join(f'<li><a href="/{p.slug}/">{esc(p.title)}</a></li>' for p in same)
+    return f"""<nav class="navigation post-navigation" aria-label="Pos"><div class="nav-links">{"".join(nav)}</div></nav>
+<div class="jp-relatedposts"><h3 class="jp-relatedposts-headline">Berita terkait</h3><ul>{related}</ul></div>
+<div id="comments" class="comments-area"><div id="respond" class="comment-respond">
+<h3 id="reply-title" class="comment-reply-title">Tinggalkan Balasan</h3>
+<form action="/wp-comments-post.php" method="post" id="commentform" class="comment-form">
+<p class="comment-notes">Alamat email Anda tidak akan dipublikasikan. Ruas yang wajib ditandai *</p>
+<p class="comment-form-comment"><label for="comment">Komentar *</label><textarea id="comment" name="comment" rows="6" required></textarea></p>
+<p class="comment-form-author"><label for="author">Nama *</label><input id="author" name="author" type="text" required></p>
+<p class="comment-form-email"><label for="email">Email *</label><input id="email" name="email" type="email" required></p>
+<p class="form-submit"><input name="submit" type="submit" id="submit" class="submit" value="Kirim Komentar"></p>
+</form></div></div>"""
+
+
 def _breadcrumbs(page: Page) -> str:
     if page.kind == "home":
         return ""
@@ -220,6 +246,8 @@ def render(page: Page, recent: list[C.NewsPost]) -> str:
     else:
         meta = ""
     share = _share(canonical, page.title) if page.kind in ("post", "page") else ""
+    if page.kind == "post":
+        share += _post_extras(page)
     return f"""<!DOCTYPE html>
 <html lang="id-ID">
 <head>
