@@ -129,6 +129,24 @@ def pick_prompt_format(metadata: dict[str, str], requested: str = "auto") -> str
     return "chat"
 
 
+_LOG_CALLBACK = None
+
+
+def _quiet_llama_logs(llama_cpp) -> None:  # type: ignore[no-untyped-def]
+    """Route llama.cpp's own log lines (printed on stderr by default) to this module's logger at DEBUG."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+
+    @llama_cpp.llama_log_callback
+    def _callback(level, text, user_data):  # type: ignore[no-untyped-def]
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("llama.cpp: %s", text.decode("utf-8", errors="replace").rstrip())
+
+    _LOG_CALLBACK = _callback  # keep a reference: ctypes callbacks must outlive their use
+    llama_cpp.llama_log_set(_callback, ctypes.c_void_p(0))
+
+
 class LlamaGenerator:
     """A ``Generator`` over one llama.cpp context. Not thread-safe: the LLM pool gives each worker its own."""
 
@@ -136,6 +154,7 @@ class LlamaGenerator:
         import llama_cpp
 
         self._llama_cpp = llama_cpp
+        _quiet_llama_logs(llama_cpp)
         if config.model_path is None:
             path = ensure_default_model(config.models_dir)
         else:

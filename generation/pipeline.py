@@ -353,6 +353,7 @@ class AnswerPipeline:
             top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
 
         # 6–7. compose from evidence: the accepted span with its sentence, or the extractive fallback
+        trace.add("context", chunk_ids=[h.chunk_id for h in hits])
         t = time.perf_counter()
         chosen = self._choose_sentences(ev, span)
         timed("compose", t)

@@ -1,0 +1,299 @@
+"""`ask`, `chat`, `eval answers`, `eval consistency`: the answer pipeline from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from bot.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["cmd_ask", "cmd_chat", "cmd_eval_answers", "cmd_eval_consistency"]
+
+NO_INDEX_MESSAGE = (
+    "Belum ada indeks pencarian. Jalankan dulu `python -m bot reindex` (atau `python -m bot index --from-jsonl FILE`), "
+    "lalu coba lagi."
+)
+
+
+@asynccontextmanager
+async def _pipeline(settings: Settings, need_index: bool = True):
+    """The index manager, LLM pool and pipeline for one command; the pool is closed on exit."""
+    from bot import wiring
+
+    manager = wiring.build_index_manager(settings)
+    loop = asyncio.get_running_loop()
+    index = await loop.run_in_executor(None, manager.current)
+    if index is None and need_index:
+        ensure = getattr(wiring, "ensure_index", None)
+        if ensure is not None:
+            print("Menyiapkan indeks dari situs contoh … (sekali saja)", file=sys.stderr)
+            await loop.run_in_executor(None, ensure, settings)
+            index = await loop.run_in_executor(None, manager.current)
+    if index is None and need_index:
+        raise _NoIndex()
+    pool = wiring.build_llm_pool(settings)
+    try:
+        pipeline = wiring.build_pipeline(settings, manager, pool=pool, embedder=manager.embedder)
+        yield pipeline, manager
+    finally:
+        await loop.run_in_executor(None, pool.close)
+
+
+class _NoIndex(Exception):
+    pass
+
+
+def _print_answer(answer: Any) -> None:
+    print(answer.answer)
+    if answer.sources:
+        print("\nSumber:")
+        for i, s in enumerate(answer.sources, 1):
+            print(f"  [{i}] {s.title} — {s.url}")
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    """Answer one question and print it (``--json``: the full Answer record)."""
+
+    async def run() -> int:
+        try:
+            async with _pipeline(settings) as (pipeline, _):
+                answer = await pipeline.answer(args.question)
+        except _NoIndex:
+            if args.json:
+                print(json.dumps({"error": "no_index", "message": NO_INDEX_MESSAGE}, ensure_ascii=False))
+            print(NO_INDEX_MESSAGE, file=sys.stderr)
+            return 1
+        if args.json:
+            print(json.dumps(answer.as_json(), ensure_ascii=False))
+        else:
+            _print_answer(answer)
+        return 0
+
+    return asyncio.run(run())
+
+
+HELP_TEXT = (
+    "Ketik pertanyaan tentang program studi, lalu tekan Enter.\n"
+    "Perintah: /sumber (sumber jawaban terakhir), /reset (mulai percakapan baru), /keluar (selesai)."
+)
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    """Console chat on the current index: the embedded default (no tokens, no Redis, no network)."""
+    from storage.models import Message
+
+    async def run() -> int:
+        try:
+            async with _pipeline(settings) as (pipeline, _):
+                print("Selamat datang di asisten program studi.\n" + HELP_TEXT)
+                history: list[Message] = []
+                last = None
+                loop = asyncio.get_running_loop()
+                while True:
+                    try:
+                        line = await loop.run_in_executor(None, _read_line, "\nAnda> ")
+                    except EOFError:
+                        print("\nSampai jumpa!")
+                        return 0
+                    text = line.strip()
+                    if not text:
+                        continue
+                    if text in ("/keluar", "/exit", "/quit"):
+                        print("Sampai jumpa!")
+                        return 0
+                    if text == "/reset":
+                        history.clear()
+                        last = None
+                        print("Percakapan dimulai ulang.")
+                        continue
+                    if text == "/sumber":
+                        if last is None or not last.sources:
+                            print("Belum ada sumber untuk ditampilkan.")
+                        else:
+                            for i, s in enumerate(last.sources, 1):
+                                print(f"  [{i}] {s.title} — {s.url}")
+                        continue
+                    if text.startswith("/"):
+                        print(HELP_TEXT)
+                        continue
+
+                    async def waiting(position: int) -> None:
+                        print(f"(antrean ke-{position}, mohon tunggu …)")
+
+                    answer = await pipeline.answer(text, history, on_position=waiting)
+                    last = answer
+                    history.extend([Message("user", text, time.time()), Message("assistant", answer.answer, time.time())])
+                    history[:] = history[-settings.history_window :]
+                    print("\nBot> ", end="")
+                    _print_answer(answer)
+        except _NoIndex:
+            print(NO_INDEX_MESSAGE, file=sys.stderr)
+            return 1
+
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        print("\nSampai jumpa!")
+        return 0
+
+
+def _read_line(prompt: str) -> str:
+    return input(prompt)
+
+
+def _load_dataset(path: str | None) -> list[dict[str, Any]]:
+    if not path:
+        raise SystemExit("eval answers needs --dataset FILE (JSON lines, see tests/data/eval/README.md)")
+    p = Path(path)
+    if not p.exists():
+        raise SystemExit(f"--dataset {p} does not exist")
+    items = []
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise SystemExit(f"{p}:{n}: not valid JSON ({error})") from None
+    return items
+
+
+def _history(turns: Sequence[Any]) -> list[Any]:
+    from storage.models import Message
+
+    out = []
+    for turn in turns or ():
+        if isinstance(turn, str):
+            out.append(Message("user", turn))
+        elif isinstance(turn, dict):
+            out.append(Message(str(turn.get("role", "user")), str(turn.get("text") or turn.get("content") or "")))
+    return out
+
+
+def _context_texts(index: Any, answer: Any) -> list[str]:
+    ids: list[str] = []
+    for step in answer.trace.steps if answer.trace else ():
+        if step.get("step") == "context":
+            ids = list(step.get("chunk_ids", []))
+    by_id = getattr(index, "_eval_chunks", None)
+    if by_id is None:
+        by_id = {c.chunk_id: c.text for c in getattr(index, "chunks", ())}
+        try:
+            index._eval_chunks = by_id
+        except AttributeError:
+            pass
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def markdown_table(metrics: dict[str, Any], title: str = "Answers") -> str:
+    rows = [f"### {title}\n", "| metric | value |", "|---|---|"]
+    for key, value in metrics.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items())
+        rows.append(f"| {key} | {value} |")
+    return "\n".join(rows) + "\n"
+
+
+async def evaluate_answers(pipeline: Any, manager: Any, items: Sequence[dict[str, Any]], progress: bool = False):
+    """Run every item through the pipeline; returns (metrics, item results)."""
+    from generation.evaluation import ItemResult, summarize
+
+    results = []
+    loop = asyncio.get_running_loop()
+    for n, item in enumerate(items, 1):
+        answer = await pipeline.answer(str(item["query"]), _history(item.get("conversation") or []))
+        index = await loop.run_in_executor(None, manager.current)
+        results.append(
+            ItemResult(
+                id=str(item.get("id", n)),
+                query=str(item["query"]),
+                answerable=bool(item.get("answerable", True)),
+                answer=answer.answer,
+                abstained=answer.abstained,
+                sources=[s.as_json() for s in answer.sources],
+                stop_reason=answer.stop_reason,
+                latency_ms=answer.latency_ms,
+                golds=[str(g) for g in item.get("answers") or []],
+                reference=str(item.get("reference_answer") or ""),
+                context=_context_texts(index, answer) if index is not None else [],
+                expected_items=[str(e) for e in item.get("expected_items") or []],
+                category=str(item.get("category", "")),
+            )
+        )
+        if progress:
+            print(f"[{n}/{len(items)}] {results[-1].id} {answer.stop_reason} {answer.latency_ms:.0f} ms", file=sys.stderr)
+    vocabulary = [str(e) for item in items for e in item.get("expected_items") or []]
+    metrics = await loop.run_in_executor(None, summarize, results, pipeline.embedder, vocabulary)
+    return metrics, results
+
+
+def cmd_eval_answers(args: argparse.Namespace, settings: Settings) -> int:
+    """`eval answers --dataset FILE [--dump FILE] [--markdown FILE]`."""
+    items = _load_dataset(args.dataset)
+
+    async def run() -> int:
+        try:
+            async with _pipeline(settings) as (pipeline, manager):
+                metrics, results = await evaluate_answers(pipeline, manager, items, progress=not args.json)
+        except _NoIndex:
+            print(NO_INDEX_MESSAGE, file=sys.stderr)
+            return 1
+        if args.dump:
+            Path(args.dump).parent.mkdir(parents=True, exist_ok=True)
+            with open(args.dump, "w", encoding="utf-8") as fh:
+                for r in results:
+                    fh.write(json.dumps(r.dump(), ensure_ascii=False) + "\n")
+        if args.markdown:
+            Path(args.markdown).write_text(markdown_table(metrics), encoding="utf-8")
+        if args.json:
+            print(json.dumps(metrics, ensure_ascii=False))
+        else:
+            print(markdown_table(metrics))
+        return 0
+
+    return asyncio.run(run())
+
+
+def cmd_eval_consistency(args: argparse.Namespace, settings: Settings) -> int:
+    """`eval consistency --query Q --runs 5`: the same question N times; are the answers identical?"""
+    if not args.query:
+        raise SystemExit("eval consistency needs --query 'a question'")
+
+    async def run() -> int:
+        try:
+            async with _pipeline(settings) as (pipeline, _):
+                answers = [await pipeline.answer(args.query) for _ in range(max(1, args.runs))]
+        except _NoIndex:
+            print(NO_INDEX_MESSAGE, file=sys.stderr)
+            return 1
+        texts = [a.answer for a in answers]
+        distinct = list(dict.fromkeys(texts))
+        report = {
+            "query": args.query,
+            "runs": len(answers),
+            "distinct_answers": len(distinct),
+            "identical": len(distinct) == 1,
+            "stop_reasons": [a.stop_reason for a in answers],
+            "sources_identical": len({tuple(s.url for s in a.sources) for a in answers}) == 1,
+            "latency_ms": [round(a.latency_ms, 1) for a in answers],
+            "answers": distinct,
+        }
+        if args.json:
+            print(json.dumps(report, ensure_ascii=False))
+        else:
+            print(json.dumps(report, ensure_ascii=False, indent=2))
+        if args.markdown:
+            Path(args.markdown).write_text(markdown_table({k: v for k, v in report.items() if k != "answers"},
+                                                          "Consistency"), encoding="utf-8")
+        return 0 if report["identical"] else 1
+
+    return asyncio.run(run())
