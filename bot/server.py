@@ -86,7 +86,7 @@ class _Routes:
             return _json_error(403, "wrong secret token")
         try:
             data = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return _json_error(400, "body is not JSON")
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
             return _json_error(400, "not a Telegram update (needs an integer update_id)")
@@ -118,7 +118,7 @@ class _Routes:
     async def _body(self, request: web.Request) -> Any:
         try:
             return json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise WebApiError(400, 'the body must be JSON, e.g. {"message": "Siapa ketua prodi?"}') from None
 
     async def api_chat(self, request: web.Request) -> web.Response:

@@ -282,7 +282,7 @@ class WhatsAppWebhook:
             return 403, "invalid signature"
         try:
             payload = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             return 400, "body is not JSON"
         messages = parse_payload(payload)
         for message in messages:
