@@ -89,12 +89,12 @@ class WebApi:
             raise WebApiError(400, 'the JSON body needs a non-empty "query" string')
         raw_k = body.get("k", body.get("top_k", 5))
         if isinstance(raw_k, bool) or not isinstance(raw_k, int | float | str):
-            raise WebApiError(400, '"k" must be a whole number between 1 and %d' % self.max_k)
+            raise WebApiError(400, f'"k" must be a whole number between 1 and {self.max_k}')
         try:
             k = int(raw_k)
         except ValueError:
-            raise WebApiError(400, '"k" must be a whole number between 1 and %d' % self.max_k) from None
+            raise WebApiError(400, f'"k" must be a whole number between 1 and {self.max_k}') from None
         if not 1 <= k <= self.max_k:
-            raise WebApiError(400, '"k" must be a whole number between 1 and %d' % self.max_k)
+            raise WebApiError(400, f'"k" must be a whole number between 1 and {self.max_k}')
         hits = await self.search(query, k)
         return {"query": query, "k": k, "hits": hits}

@@ -208,7 +208,7 @@ class GraphClient:
                     retry_after = response.headers.get("Retry-After", "")
                     if retry_after.isdigit():
                         delay = min(float(retry_after), 30.0)
-            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
+            except (aiohttp.ClientError, TimeoutError) as error:
                 last_error = f"{type(error).__name__}: {error}"
             if attempt < self.config.retries:
                 logger.warning("Graph API call failed (%s); retry %d in %.1fs", last_error, attempt + 1, delay)
@@ -295,12 +295,12 @@ class WhatsAppWebhook:
     def pending(self) -> int:
         return len(self._tasks)
 
-    async def drain(self, timeout: float = 30.0) -> None:
-        """Wait for background processing to finish (shutdown); cancel what is left after ``timeout``."""
+    async def drain(self, grace_seconds: float = 30.0) -> None:
+        """Wait for background processing to finish (shutdown); cancel what is left after ``grace_seconds``."""
         if not self._tasks:
             return
         tasks = list(self._tasks)
-        done, not_done = await asyncio.wait(tasks, timeout=timeout)
+        _done, not_done = await asyncio.wait(tasks, timeout=grace_seconds)
         for task in not_done:
             task.cancel()
         if not_done:

@@ -94,9 +94,9 @@ class FakeApis:
             return [c for c in out if c.params.get("type") == kind]
         return out
 
-    async def wait_for(self, predicate, timeout: float = 15.0) -> None:
+    async def wait_for(self, predicate, within: float = 15.0) -> None:
         """Wait until ``predicate()`` is true (re-checked after every recorded call)."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + within
         while not predicate():
             remaining = deadline - time.monotonic()
             if remaining <= 0:

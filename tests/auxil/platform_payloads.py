@@ -9,7 +9,7 @@ import copy
 import time
 from typing import Any
 
-__all__ = ["TELEGRAM_UPDATES", "WHATSAPP_PAYLOADS"]
+__all__ = ["TELEGRAM_UPDATES", "WHATSAPP_PAYLOADS", "telegram_updates", "wa_text"]
 
 _NOW = int(time.time())
 _USER = {"id": 9001, "is_bot": False, "first_name": "Budi", "username": "budi", "language_code": "id"}
@@ -129,3 +129,33 @@ def telegram_updates() -> list[dict[str, Any]]:
     for i, update in enumerate(copy.deepcopy(TELEGRAM_UPDATES)):
         out.append({"update_id": 500_000 + i, **update})
     return out
+
+
+def wa_text(body: str, *, msg_id: str = "wamid.A1", sender: str = "6281234") -> dict:
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": "WABA",
+                "changes": [
+                    {
+                        "field": "messages",
+                        "value": {
+                            "messaging_product": "whatsapp",
+                            "metadata": {"display_phone_number": "62800", "phone_number_id": "PNID"},
+                            "contacts": [{"profile": {"name": "Siti"}, "wa_id": sender}],
+                            "messages": [
+                                {
+                                    "from": sender,
+                                    "id": msg_id,
+                                    "timestamp": str(int(time.time())),
+                                    "type": "text",
+                                    "text": {"body": body},
+                                }
+                            ],
+                        },
+                    }
+                ],
+            }
+        ],
+    }

@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import time
 
 import aiohttp
 import pytest
@@ -16,40 +15,11 @@ from bot.settings import Settings
 from handlers import texts
 from tests.auxil.answerer import CorpusAnswerer
 from tests.auxil.fake_apis import FakeApis
+from tests.auxil.platform_payloads import wa_text
 from tests.auxil.telegram_offline import photo_update, text_update
 
 APP_SECRET = "wa-app-secret"
 TG_SECRET = "tg-secret-token"
-
-
-def wa_text(body: str, *, msg_id: str = "wamid.A1", sender: str = "6281234") -> dict:
-    return {
-        "object": "whatsapp_business_account",
-        "entry": [
-            {
-                "id": "WABA",
-                "changes": [
-                    {
-                        "field": "messages",
-                        "value": {
-                            "messaging_product": "whatsapp",
-                            "metadata": {"display_phone_number": "62800", "phone_number_id": "PNID"},
-                            "contacts": [{"profile": {"name": "Siti"}, "wa_id": sender}],
-                            "messages": [
-                                {
-                                    "from": sender,
-                                    "id": msg_id,
-                                    "timestamp": str(int(time.time())),
-                                    "type": "text",
-                                    "text": {"body": body},
-                                }
-                            ],
-                        },
-                    }
-                ],
-            }
-        ],
-    }
 
 
 def sign(body: bytes, secret: str = APP_SECRET) -> str:

@@ -23,10 +23,14 @@ ARGS = [
 ]
 
 
-@pytest.fixture
-async def browser():
+def _require_chromium() -> None:
     if not os.path.exists(CHROMIUM):
         pytest.fail("Chromium is missing: apt-get install -y chromium (never download a browser)")
+
+
+@pytest.fixture
+async def browser():
+    _require_chromium()
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
