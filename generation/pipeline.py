@@ -85,6 +85,7 @@ class PipelineConfig:
     min_top_similarity: float = 0.80  # cosine(query, best evidence sentence) below this = nothing relevant
     history_window: int = 20
     max_answer_chars: int = 600
+    facts_lookup: bool = True  # the structured facts table first (off: retrieval only; an evaluation ablation)
 
 
 @dataclass
@@ -240,7 +241,7 @@ class AnswerPipeline:
 
         # 2. structured facts
         facts = getattr(index, "facts", None)
-        if facts is not None and hasattr(facts, "lookup"):
+        if cfg.facts_lookup and facts is not None and hasattr(facts, "lookup"):
             t = time.perf_counter()
             try:
                 found = await self._run(facts.lookup, query)
