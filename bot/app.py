@@ -79,6 +79,7 @@ class ServeApp:
         self.stores = wiring.build_channel_stores(s)
         self._closers.append(self.stores.close)
         self._queue_depth: Callable[[], int] | None = None
+        index_manager = None
         if self.answerer is None:
             answering = await wiring.build_answering(s, metrics=self.metrics)
             self._closers.append(answering.close)
@@ -86,12 +87,12 @@ class ServeApp:
             self.search = self.search or answering.search
             self.index_ready = self.index_ready or answering.index_ready
             self._queue_depth = answering.queue_depth
+            index_manager = answering.index_manager
         if self.status_provider is None or self.reindex_trigger is None:
-            self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, redis=self.stores.client)
-            if self.ops is not None:
-                self._closers.append(self.ops.close)
-                self.status_provider = self.status_provider or self.ops.status
-                self.reindex_trigger = self.reindex_trigger or self.ops.reindex
+            self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, index_manager=index_manager)
+            self._closers.append(self.ops.close)
+            self.status_provider = self.status_provider or self.ops.status
+            self.reindex_trigger = self.reindex_trigger or self.ops.reindex
         self.service = wiring.build_chat_service(
             s,
             self.answerer,
@@ -104,8 +105,8 @@ class ServeApp:
         await self._start_telegram()
         await self._start_http()
         await self._start_polling()
-        if self.ops is not None and self.start_scheduler:
-            await self.ops.start_schedule()
+        if self.ops is not None:
+            await self.ops.start(schedule=self.start_scheduler)
         logger.info("serving: web%s%s on http://%s:%s", self._tg_note(), ", whatsapp" if self.whatsapp else "",
                     s.http_host, self.port)
 

@@ -297,6 +297,7 @@ class Answering:
     index_ready: Any
     queue_depth: Any
     close: Any
+    index_manager: Any = None
 
 
 async def build_answering(settings: Settings, metrics=None) -> Answering:
@@ -332,16 +333,21 @@ async def build_answering(settings: Settings, metrics=None) -> Answering:
     async def close() -> None:
         await asyncio.get_running_loop().run_in_executor(None, pool.close)
 
-    return Answering(pipeline, search, index_ready, queue_depth, close)
+    if metrics is not None and index_ready():
+        info = dict(manager.current().info)
+        metrics.index_loaded(chunks=int(info.get("chunks", 0) or 0), documents=int(info.get("documents", 0) or 0))
+    return Answering(pipeline, search, index_ready, queue_depth, close, index_manager=manager)
 
 
 class ServeOperations:
     """The operations side as ``serve`` uses it: status for /status and /admin, the reindex trigger, the schedule."""
 
-    def __init__(self, coordinator, *, schedule=None, runs=None, log_lines: int = 50) -> None:
+    def __init__(self, coordinator, *, schedule=None, runs=None, watcher=None, client=None, log_lines: int = 50):
         self.coordinator = coordinator
         self.schedule = schedule
         self.runs = runs  # storage.runs.RunStore, for the log lines the admin page shows
+        self.watcher = watcher  # bot.ops.IndexWatcher: reloads the serving index after a reindex anywhere
+        self.client = client  # the operations' own redis.asyncio client (bytes mode), closed last
         self.log_lines = log_lines
 
     async def status(self) -> dict[str, Any]:
@@ -359,28 +365,41 @@ class ServeOperations:
     async def reindex(self, requested_by: str | None = None) -> str:
         return await self.coordinator.admin_trigger(requested_by)
 
-    async def start_schedule(self) -> None:
-        if self.schedule is not None:
+    async def start(self, *, schedule: bool = True) -> None:
+        if self.watcher is not None:
+            await self.watcher.start()
+        if schedule and self.schedule is not None:
             self.schedule.start()
 
     async def close(self) -> None:
         if self.schedule is not None:
             self.schedule.shutdown()
+        if self.watcher is not None:
+            await self.watcher.stop()
         await self.coordinator.close()
+        if self.client is not None:
+            await self.client.aclose()
 
 
-async def build_serve_operations(settings: Settings, metrics=None, redis=None) -> ServeOperations | None:
-    """ReindexCoordinator + schedule from the operations section's builder, or None when it is not available."""
-    builder = globals().get("build_reindex_coordinator")
-    if builder is None:
-        logger.warning("reindex operations are not available in this build; /reindex and the schedule are off")
-        return None
-    coordinator = builder(settings, metrics=metrics, redis=redis)
+async def build_serve_operations(settings: Settings, metrics=None, index_manager=None) -> ServeOperations:
+    """ReindexCoordinator, schedule and index watcher (the operations section's builders) for ``serve``."""
+    import redis.asyncio as aioredis
+
     from bot.scheduler import ReindexSchedule
 
-    schedule = ReindexSchedule(coordinator.scheduled, cron=settings.reindex_cron, timezone=settings.timezone)
+    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=5) if settings.redis_url else None
+    coordinator = build_reindex_coordinator(settings, metrics=metrics, redis=client, index_manager=index_manager)
+    schedule = ReindexSchedule(
+        coordinator.scheduled,
+        cron=settings.reindex_cron,
+        timezone=settings.timezone,
+        misfire_grace_seconds=int(settings.reindex_misfire_grace_seconds),
+    )
+    watcher = None
+    if index_manager is not None:
+        watcher = build_index_watcher(settings, index_manager, redis=client, metrics=metrics)
     runs = getattr(getattr(coordinator, "job", None), "runs", None)
-    return ServeOperations(coordinator, schedule=schedule, runs=runs)
+    return ServeOperations(coordinator, schedule=schedule, runs=runs, watcher=watcher, client=client)
 
 
 __all__ += [

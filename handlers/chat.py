@@ -196,9 +196,7 @@ class ChatService:
         await self.conversations.append(user.key, Message(role="assistant", text=answer.answer, ts=time.time()))
         sources = tuple(answer.sources)
         await self.state.set_last_answer(user.key, answer.trace_id, [s.as_json() for s in sources])
-        body = answer.answer.strip() or texts.ERROR
-        if answer.abstained:
-            body = f"{body}\n\n{texts.ABSTAIN_HINT}"
+        body = answer.answer.strip() or texts.ERROR  # an abstention already carries the pipeline's pointer
         return Reply(body, kind="answer", answer=answer, sources=sources, feedback_id=answer.trace_id)
 
     # --- commands --------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 __all__ = [
-    "ABSTAIN_HINT",
     "ADMIN_ONLY",
     "ASK_SOMETHING",
     "BUSY_ERROR",
@@ -76,4 +75,3 @@ FEEDBACK_NOT_FOUND = "Mohon maaf, umpan balik untuk jawaban ini tidak dapat disi
 EDITED_IGNORED = (
     "Pesan yang disunting tidak diproses ulang. Jika ingin bertanya lagi, silakan kirim pesan baru."
 )
-ABSTAIN_HINT = "Anda dapat mencoba pertanyaan yang lebih spesifik, atau menghubungi bagian akademik prodi."

@@ -26,7 +26,7 @@ async def test_question_gets_an_answer_with_its_source_and_history_grows(service
 async def test_unanswerable_question_abstains_politely(service):
     reply = await service.handle(ALICE, "Bagaimana cuaca besok pagi?")
     assert reply.kind == "answer" and reply.answer.abstained
-    assert "Mohon maaf" in reply.text and texts.ABSTAIN_HINT in reply.text
+    assert reply.text.startswith("Mohon maaf")
     assert reply.sources == ()
 
 
