@@ -36,6 +36,7 @@ _SKS = re.compile(r"\b" + _NUM + r"\s*sks\b")
 _CODE_IN_QUERY = re.compile(r"\b([a-z]{2,6})[-\s]?(\d{3,4})\b")
 _FIELD_KEYWORDS = ("bidang", "keahlian", "kepakaran", "minat", "riset", "penelitian", "fokus")
 _COURSE_WORDS = {"mata", "kuliah", "matkul", "mk", "kurikulum", "sks", "semester", "wajib", "pilihan"}
+_GENERIC = {"prodi", "program", "studi", "jurusan", "kampus", "informatika", "teknik", "fakultas", "uin", "apa", "saja"}
 _LECTURER_WORDS = {"dosen", "pengajar", "lektor", "profesor", "guru"}
 # Academic titles and degrees that never identify a person.
 _TITLE_WORDS = {
@@ -193,9 +194,13 @@ class FactsTable:
             names = [str(c["name"]) for c in self.courses if _norm(str(c["name"])) in q and len(str(c["name"])) > 3]
             if names:
                 constraints["name"] = max(names, key=len)
-        course_intent = bool(wset & _COURSE_WORDS) or "code" in constraints or "name" in constraints
-        only_kind = set(constraints) == {"kind"} and not (wset & {"mata", "kuliah", "matkul", "mk"})
-        if not constraints or not course_intent or only_kind:
+        explicit = bool(wset & {"matkul", "mk", "kode"}) or "mata kuliah" in q
+        course_intent = bool(wset & _COURSE_WORDS) or "code" in constraints
+        only_kind = set(constraints) == {"kind"} and not explicit
+        # a course name alone ("skripsi", "jaringan komputer") is also a topic of other pages: only a question
+        # that names it as a course ("mata kuliah Skripsi", "kode mata kuliah ...") is a facts question
+        only_name = set(constraints) <= {"name", "kind"} and "name" in constraints and not explicit
+        if not constraints or not course_intent and "name" not in constraints or only_kind or only_name:
             return FactsResult()
         rows = []
         for c in self.courses:
@@ -233,7 +238,8 @@ class FactsTable:
         area_terms: list[str] = []
         for i, w in enumerate(words):
             if w in _FIELD_KEYWORDS:
-                area_terms = [t for t in _content(words[i + 1 :]) if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS]
+                area_terms = [t for t in _content(words[i + 1 :])
+                              if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS and t not in _GENERIC]
                 break
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
