@@ -33,6 +33,9 @@ __all__ = ["ServeApp"]
 
 logger = logging.getLogger(__name__)
 
+# Update types the bot asks Telegram for; everything else is never even delivered (and ignored if it is).
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
+
 
 async def _resolve(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
@@ -147,7 +150,14 @@ class ServeApp:
         application = build_telegram_application(
             s.telegram_token.get_secret_value(), handlers, base_url=s.telegram_api_base_url, webhook=webhook
         )
-        await application.initialize()
+        try:
+            await application.initialize()
+        except Exception as error:  # bad token, Bot API unreachable: keep the other channels running
+            logger.error("Telegram disabled: could not reach the Bot API at %s (%s). Check TELEGRAM_TOKEN and "
+                         "TELEGRAM_API_BASE_URL.", s.telegram_api_base_url, error)
+            with contextlib.suppress(Exception):
+                await application.shutdown()
+            return
         await application.start()
         self.telegram = application
         if webhook:
@@ -157,21 +167,25 @@ class ServeApp:
                 secret = secrets.token_urlsafe(32)
                 logger.warning("TELEGRAM_SECRET_TOKEN is not set; using a random secret for this run")
             self.telegram_secret = secret
-            await application.bot.set_webhook(
-                url=s.telegram_webhook_url, secret_token=secret, allowed_updates=[
-                    "message", "edited_message", "callback_query"
-                ]
-            )
+            try:
+                await application.bot.set_webhook(url=s.telegram_webhook_url, secret_token=secret,
+                                                  allowed_updates=ALLOWED_UPDATES)
+            except Exception as error:
+                logger.error("setWebhook failed (%s); updates may not arrive. Check that TELEGRAM_WEBHOOK_URL is a "
+                             "public HTTPS URL ending in /telegram/webhook.", error)
         else:
             self.telegram_mode = "polling"
 
     async def _start_polling(self) -> None:
         if self.telegram is not None and self.telegram_mode == "polling":
-            await self.telegram.bot.delete_webhook()
-            await self.telegram.updater.start_polling(
-                allowed_updates=["message", "edited_message", "callback_query"],
-                error_callback=lambda error: logger.warning("Telegram polling error: %s", error),
-            )
+            try:
+                await self.telegram.bot.delete_webhook()
+                await self.telegram.updater.start_polling(
+                    allowed_updates=ALLOWED_UPDATES,
+                    error_callback=lambda error: logger.warning("Telegram polling error: %s", error),
+                )
+            except Exception as error:
+                logger.error("Telegram polling could not start (%s); the other channels keep running", error)
 
     async def _start_http(self) -> None:
         s = self.settings

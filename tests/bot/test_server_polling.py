@@ -33,3 +33,21 @@ async def test_polling_mode_deletes_the_webhook_and_answers_updates(redis_url, d
     finally:
         await app.stop()
         await apis.close()
+
+
+async def test_unreachable_bot_api_disables_telegram_but_serves_the_web(data_dir, unused_tcp_port, caplog):
+    app = ServeApp(
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, telegram_token="123:down",
+                 telegram_api_base_url=f"http://127.0.0.1:{unused_tcp_port}/bot"),
+        answerer=CorpusAnswerer(), status_provider=dict, reindex_trigger=lambda who: None, index_ready=lambda: True,
+        start_scheduler=False,
+    )
+    await app.start()
+    try:
+        assert app.telegram is None
+        assert any("Telegram disabled" in r.getMessage() for r in caplog.records)
+        async with aiohttp.ClientSession() as s:
+            async with s.post(f"http://127.0.0.1:{app.port}/api/chat", json={"message": "Siapa ketua prodi?"}) as r:
+                assert r.status == 200
+    finally:
+        await app.stop()
