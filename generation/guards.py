@@ -57,7 +57,7 @@ def _repeated_ngrams(tokens: list[str], n: int) -> bool:
 
 def check_degenerate(text: str, *, prompt: str = "", context_words: frozenset[str] = frozenset()) -> Verdict:
     """Classify one generated text. ``prompt`` is the template part of the prompt (examples, instructions, not the
-    context): a 12-word stretch copied from it is an echo. ``context_words``
+    context): an 8-word stretch copied from it is an echo. ``context_words``
     lets a span that is copied from the (Indonesian) context pass the language check even if it is a name."""
     stripped = text.strip()
     if not stripped or not any(ch.isalnum() for ch in stripped):
@@ -67,6 +67,12 @@ def check_degenerate(text: str, *, prompt: str = "", context_words: frozenset[st
     tokens = words(stripped)
     if not tokens:
         return Verdict(True, "empty")
+    if prompt and len(tokens) >= 8:
+        p = " ".join(words(prompt))
+        window = 8
+        for i in range(len(tokens) - window + 1):
+            if " ".join(tokens[i : i + window]) in p:
+                return Verdict(True, "prompt_echo", template_leak=True)
     for n in (1, 2, 3, 4):
         if n == 1:
             counts = Counter(t for t in tokens if len(t) > 2)
@@ -74,16 +80,10 @@ def check_degenerate(text: str, *, prompt: str = "", context_words: frozenset[st
                 return Verdict(True, "repeated_ngram")
         elif _repeated_ngrams(tokens, n):
             return Verdict(True, "repeated_ngram")
-    if re.search(r"(.)\1{5,}", stripped):
+    if re.search(r"(.)\1{5,}", stripped) or re.search(r"(\D{2,4})\1{3,}", stripped):
         return Verdict(True, "repeated_chars")
     if _CODE_RE.search(stripped):
         return Verdict(True, "markup")
-    if prompt and len(tokens) >= 12:
-        p = " ".join(words(prompt))
-        window = 12
-        for i in range(len(tokens) - window + 1):
-            if " ".join(tokens[i : i + window]) in p:
-                return Verdict(True, "prompt_echo", template_leak=True)
     if len(tokens) >= 4:
         en = sum(t in _EN_COMMON for t in tokens)
         idn = sum(t in _ID_COMMON for t in tokens)

@@ -272,7 +272,7 @@ class AnswerPipeline:
         if not hits:
             return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, ())
 
-        anchor_stems = list(dict.fromkeys(stems(clean if not follow.rewritten else query)))
+        anchor_stems = list(dict.fromkeys(stems(clean if not follow.rewritten else follow.query)))
         t = time.perf_counter()
         q_vec = (await self._embed([query], "query"))[0]
         ev = await self._evidence(hits, anchor_stems, q_vec)

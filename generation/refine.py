@@ -51,7 +51,8 @@ ABBREVIATIONS = {
 
 _FOLLOWUP_MARKERS = re.compile(
     r"^(yang|yg|kalau|kalo|bagaimana dengan|gimana dengan|terus|lalu|trus|dan|selain itu|ada lagi|ada yang lain|"
-    r"yang lain|lainnya|itu|tersebut|dia|beliau)\b|\b(lainnya|yang lain|tersebut|itu saja|saja\?*$|beliau|dia)\b",
+    r"yang lain|lainnya|itu|tersebut|dia|beliau)\b|\b(lainnya|yang lain|tersebut|itu saja|saja\?*$|beliau|dia)\b|"
+    r"\b\w{3,}nya\s*\?*\s*$",
     re.IGNORECASE,
 )
 
@@ -81,8 +82,13 @@ def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
     if not is_followup:
         return FollowUp(question, False)
     prev_core = previous.rstrip(" ?!.")
-    extra = " ".join(w for w in own if w not in {"lain", "lainnya", "saja", "lagi"})
-    query = f"{prev_core} {extra}".strip() if extra else prev_core
+    extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
+    if not extra:  # "ada yang lain?": the previous question again
+        return FollowUp(prev_core + "?", True, previous)
+    # the new question first, then the previous question's topic words it leaves implicit
+    own_words = set(words(question))
+    topic = [w for w in words(prev_core) if w not in QUESTION_WORDS and (w.isdigit() or w not in own_words)]
+    query = f"{question.strip().rstrip('?!. ')} {' '.join(topic)}".strip()
     return FollowUp(query + "?", True, previous)
 
 
@@ -98,7 +104,9 @@ def expand_query(query: str) -> str:
         else:
             out.append(raw)
     text = " ".join(out).strip()
-    return text if text.endswith("?") or not query.strip().endswith("?") else text
+    if query.strip().endswith("?") and not text.endswith("?"):
+        text += "?"
+    return text
 
 
 def main_entities(query: str) -> set[str]:

@@ -54,6 +54,19 @@ PAGES = [
 ]
 
 
+CURRICULUM = "\n".join(
+    [
+        "IF-301 – Basis Data – 3 SKS – Semester 3 – Wajib",
+        "IF-302 – Struktur Data – 3 SKS – Semester 3 – Wajib",
+        "IF-303 – Etika Profesi – 2 SKS – Semester 3 – Wajib",
+        "IF-501 – Pembelajaran Mesin – 3 SKS – Semester 5 – Pilihan",
+        "IF-502 – Keamanan Jaringan – 3 SKS – Semester 5 – Pilihan",
+    ]
+)
+
+LECTURER = "Bidang Keahlian: Kecerdasan Buatan\nJabatan Fungsional: Lektor Kepala\nEmail: rahmat.hidayat@unusa.ac.id"
+
+
 def documents() -> list[Document]:
     docs = []
     for doc_id, path, title, text in PAGES:
@@ -65,6 +78,16 @@ def documents() -> list[Document]:
                 text=text,
                 content_hash=hashlib.sha256(text.encode()).hexdigest(),
                 sections=((title, text),),
+            )
+        )
+    for doc_id, path, title, text, kind in (
+        ("kurikulum", "/akademik/kurikulum.html", "Kurikulum 2024", CURRICULUM, "curriculum"),
+        ("dosen-rahmat", "/dosen/rahmat-hidayat.html", "Dr. Rahmat Hidayat, M.Kom.", LECTURER, "lecturer"),
+    ):
+        docs.append(
+            Document(
+                doc_id=doc_id, url=BASE + path, title=title, text=text, kind=kind,
+                content_hash=hashlib.sha256(text.encode()).hexdigest(), sections=((title, text),),
             )
         )
     return docs
