@@ -197,7 +197,7 @@ class ServeApp:
         if stores.client is not None:
             checks["redis"] = stores.ping
         parts = ServerParts(
-            web=WebApi(self.service, self.search),
+            web=WebApi(self.service, self.search, metrics=self.metrics),
             whatsapp=self.whatsapp,
             telegram=self.telegram if self.telegram_mode == "webhook" else None,
             telegram_secret=self.telegram_secret,

@@ -127,12 +127,6 @@ class _Routes:
             data = await self.parts.web.chat(body)
         except WebApiError as error:
             return _json_error(error.status, error.message)
-        if self.parts.metrics is not None:
-            self.parts.metrics.message("web")
-            if data.get("kind") == "answer":
-                self.parts.metrics.answers.labels(channel="web").inc()
-                if data.get("abstained"):
-                    self.parts.metrics.abstentions.labels(channel="web").inc()
         return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
     async def api_retrieve(self, request: web.Request) -> web.Response:

@@ -43,10 +43,13 @@ def _first_text(body: dict[str, Any], *names: str) -> str:
 class WebApi:
     """Channel adapter for the web page and JSON clients."""
 
-    def __init__(self, service: ChatService, search: SearchFunction | None = None, *, max_k: int = 20) -> None:
+    def __init__(
+        self, service: ChatService, search: SearchFunction | None = None, *, max_k: int = 20, metrics: Any = None
+    ) -> None:
         self.service = service
         self.search = search
         self.max_k = max_k
+        self.metrics = metrics  # bot.metrics.Metrics or None
 
     async def chat(self, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict):
@@ -58,7 +61,11 @@ class WebApi:
         if not isinstance(session, str) or not _SESSION_RE.match(session):
             session = "anon-" + secrets.token_hex(8)
         user = UserRef("web", session)
+        if self.metrics is not None:
+            self.metrics.message("web")
         reply = await self.service.handle(user, text)
+        if reply.answer is not None and self.metrics is not None:
+            self.metrics.answer("web", reply.answer)
         data = reply.as_json()
         data["session_id"] = session
         if reply.answer is not None:

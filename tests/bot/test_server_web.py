@@ -131,6 +131,8 @@ async def test_metrics_count_messages_by_channel(web):
         body = await r.text()
     assert r.status == 200
     assert 'prodibot_messages_total{channel="web"} 1.0' in body
+    assert 'prodibot_answers_total{channel="web"} 1.0' in body
+    assert 'prodibot_answer_latency_seconds_count{stage="total"} 1.0' in body
 
 
 async def test_index_page_and_static_assets(web):
