@@ -85,16 +85,51 @@ async def test_ask_on_the_web_page_and_see_the_answer_with_its_source_link(brows
         await page.close()
 
 
-async def test_admin_page_shows_the_job_runs(browser, served):
+@pytest.fixture
+async def served_with_ops(redis_url, data_dir):
+    """``serve`` with the real operations side: runs come from the real RunStore."""
+    app = ServeApp(
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, redis_url=redis_url, admin_token="adm-token"),
+        answerer=CorpusAnswerer(), index_ready=lambda: True, start_scheduler=False,
+    )
+    await app.start()
+    runs = app.ops.runs
+    failed = runs.start("schedule")
+    runs.log(failed.run_id, {"stage": "crawl", "msg": "situs tidak dapat dihubungi"})
+    runs.finish(failed.run_id, "FAILED", error="site down")
+    ok = runs.start("admin", requested_by="telegram:1")
+    runs.log(ok.run_id, {"stage": "crawl", "msg": "14 halaman diambil"})
+    runs.finish(ok.run_id, "SUCCESS")
+    app.run_ids = (ok.run_id, failed.run_id)  # type: ignore[attr-defined]
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+async def test_admin_page_shows_the_job_runs(browser, served_with_ops):
+    newest, older = served_with_ops.run_ids
     page = await browser.new_page()
     try:
-        await page.goto(f"http://127.0.0.1:{served.port}/admin?token=adm-token")
+        await page.goto(f"http://127.0.0.1:{served_with_ops.port}/admin?token=adm-token")
         rows = page.locator("#runs tr.run")
         await rows.first.wait_for(timeout=15_000)
         assert await rows.count() == 2
         first = await rows.nth(0).text_content()
-        assert "run-newest" in first and "SUCCESS" in first and "14 halaman diambil" in first
-        assert "situs tidak dapat dihubungi" in await rows.nth(1).text_content()
+        assert newest in first and "SUCCESS" in first and "14 halaman diambil" in first
+        second = await rows.nth(1).text_content()
+        assert older in second and "FAILED" in second and "situs tidak dapat dihubungi" in second
+        assert "version" in await page.locator("#index").text_content()
+        assert "👍 0" in await page.locator("#feedback").text_content()
+    finally:
+        await page.close()
+
+
+async def test_admin_page_reindex_button(browser, served):
+    page = await browser.new_page()
+    try:
+        await page.goto(f"http://127.0.0.1:{served.port}/admin?token=adm-token")
+        await page.locator("#runs tr.run").first.wait_for(timeout=15_000)
         assert "v42" in await page.locator("#index").text_content()
         await page.get_by_role("button", name="Perbarui indeks sekarang").click()
         await page.locator("#reindex-status").filter(has_text="dimulai").wait_for(timeout=10_000)
