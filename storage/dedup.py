@@ -8,6 +8,7 @@ message still gets one reply and rate limits still apply on this replica.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -193,7 +194,8 @@ class UserState:
         client = self._client
 
         async def call() -> None:
-            keys = [k async for k in client.scan_iter(match=prefix.replace("*", r"\*") + "*", count=200)]
+            pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"  # the user key is literal, not a glob
+            keys = [k async for k in client.scan_iter(match=pattern, count=200)]
             if keys:
                 await client.delete(*keys)
 

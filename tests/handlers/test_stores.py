@@ -116,3 +116,16 @@ async def test_redis_failure_degrades_and_warns_once_per_interval(caplog, unused
         assert guard.down and guard.failures >= 4
     finally:
         await client.aclose()
+
+
+async def test_delete_user_treats_the_key_literally(redis_url):
+    client = connect_redis(redis_url)
+    try:
+        state = UserState(client)
+        await state.touch_inbound("web:a*", 1.0)
+        await state.touch_inbound("web:ab", 2.0)
+        await state.delete_user("web:a*")
+        assert await state.last_inbound("web:a*") is None
+        assert await state.last_inbound("web:ab") == 2.0  # not matched by the '*' in the other key
+    finally:
+        await client.aclose()
