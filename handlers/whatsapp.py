@@ -326,21 +326,24 @@ class WhatsAppWebhook:
         user = UserRef("whatsapp", message.sender)
         if message.kind == "ignore":
             return
-        await self.state.touch_inbound(user.key)
+        # The window opens with the message's own time: a delivery Meta retried for days stays outside it.
+        now = time.time()
+        sent_at = message.timestamp if 0 < message.timestamp <= now + 300 else now
+        previous = await self.state.last_inbound(user.key)
+        inbound = max(sent_at, previous or 0.0)
+        await self.state.touch_inbound(user.key, inbound)
         if self.metrics is not None:
             self.metrics.message("whatsapp")
         if message.kind == "feedback":
             reply = await self.service.feedback(user, message.feedback_trace, message.feedback_value)
-            await self.send_reply(user, reply)
-            return
-        if message.kind == "unsupported":
-            await self.send_reply(user, Reply(texts.TEXT_ONLY, kind="notice"))
-            return
-        await self._typing(message.message_id)
-        reply = await self.service.handle(user, message.text)
-        if reply.answer is not None and self.metrics is not None:
-            self.metrics.answer("whatsapp", reply.answer)
-        await self.send_reply(user, reply)
+        elif message.kind == "unsupported":
+            reply = Reply(texts.TEXT_ONLY, kind="notice")
+        else:
+            await self._typing(message.message_id)
+            reply = await self.service.handle(user, message.text)
+            if reply.answer is not None and self.metrics is not None:
+                self.metrics.answer("whatsapp", reply.answer)
+        await self.send_reply(user, reply, last_inbound=inbound)
 
     async def _typing(self, message_id: str) -> None:
         try:
@@ -348,13 +351,14 @@ class WhatsAppWebhook:
         except Exception as error:  # a missing read receipt must not cost the reply
             logger.warning("WhatsApp mark-as-read failed: %s", error)
 
-    async def within_window(self, user: UserRef) -> bool:
-        last = await self.state.last_inbound(user.key)
+    async def within_window(self, user: UserRef, last_inbound: float | None = None) -> bool:
+        """Is the user's 24-hour customer-service window open? ``last_inbound`` skips the store lookup."""
+        last = last_inbound if last_inbound is not None else await self.state.last_inbound(user.key)
         return last is not None and time.time() - last < SERVICE_WINDOW_SECONDS
 
-    async def send_reply(self, user: UserRef, reply: Reply) -> None:
-        """Send a Reply as text parts (sources appended) plus 👍/👎 buttons for answers."""
-        if not await self.within_window(user):
+    async def send_reply(self, user: UserRef, reply: Reply, *, last_inbound: float | None = None) -> None:
+        """Send a Reply as text parts (sources appended) plus 👍/👎 buttons for answers, inside the window only."""
+        if not await self.within_window(user, last_inbound):
             logger.warning("WhatsApp: last inbound message of a user is older than 24 h; free-form reply not sent")
             return
         body = reply.text

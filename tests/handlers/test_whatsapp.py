@@ -109,3 +109,19 @@ async def test_a_text_from_a_new_user_opens_the_window_and_gets_an_answer(webhoo
     assert "3 SKS" in body and "http://prodi.test/kurikulum/basis-data" in body
     await webhook.process(msg)  # same id again: deduplicated
     assert len(fake_apis.graph("text")) == 1
+
+
+async def test_hapus_is_confirmed_even_though_it_deletes_the_inbound_time(webhook, fake_apis, stores):
+    msg = parse_payload(wa_text("/hapus", msg_id="wamid.H", sender="62814"))[0]
+    await webhook.process(msg)
+    assert [c.params["text"]["body"] for c in fake_apis.graph("text")][-1].startswith("Semua data Anda")
+    assert await stores.state.last_inbound("whatsapp:62814") is None
+
+
+async def test_a_delivery_retried_after_the_window_gets_no_free_form_reply(webhook, fake_apis, caplog):
+    payload = wa_text("Siapa ketua program studi?", msg_id="wamid.OLD", sender="62815")
+    payload["entry"][0]["changes"][0]["value"]["messages"][0]["timestamp"] = str(int(time.time()) - 3 * 86400)
+    with caplog.at_level(logging.WARNING):
+        await webhook.process(parse_payload(payload)[0])
+    assert fake_apis.graph("text") == []
+    assert any("older than 24 h" in r.getMessage() for r in caplog.records)
