@@ -273,6 +273,9 @@ class AnswerPipeline:
             return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, ())
 
         anchor_stems = list(dict.fromkeys(stems(clean if not follow.rewritten else follow.query)))
+        if not anchor_stems:  # no content word to check evidence against (another script, only stop words)
+            trace.add("gate", decision="abstain", anchors=[])
+            return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, related)
         t = time.perf_counter()
         q_vec = (await self._embed([query], "query"))[0]
         ev = await self._evidence(hits, anchor_stems, q_vec)
@@ -461,7 +464,7 @@ class AnswerPipeline:
         return ev
 
     def _llm_context(self, ev: _Evidence) -> list[EvidenceSentence]:
-        """The best sentences within the character budget (and the n_ctx budget), in reading order."""
+        """The best sentences within the character budget (and the n_ctx budget), best first."""
         cfg = self.config
         # ~3 characters per token for Indonesian with these tokenizers; keep room for the examples and the answer
         char_budget = min(cfg.context_char_budget, max(400, (cfg.n_ctx - cfg.max_tokens - 200) * 3))
@@ -474,7 +477,7 @@ class AnswerPipeline:
                 continue
             chosen.append(i)
             used += n
-        chosen.sort(key=lambda i: (ev.sentences[i].hit_rank, ev.sentences[i].index))
+        # best first: a small model tends to copy from the first matching sentence
         return [ev.sentences[i] for i in chosen]
 
     async def _accept_span(self, text: str, ev: _Evidence, question: str, fmt: str, trace: Trace) -> str | None:
