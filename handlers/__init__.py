@@ -1,3 +1,5 @@
 """Handlers: the channel-neutral ChatService and thin per-channel adapters (telegram, whatsapp, web)."""
 
-__all__: list[str] = []
+from handlers.chat import Answerer, ChatService, Reply, UserRef
+
+__all__ = ["Answerer", "ChatService", "Reply", "UserRef"]
