@@ -191,3 +191,21 @@ async def test_rate_limit_message_on_telegram(tg, fake_apis):
         await feed(tg, text_update("/help", user_id=77))
     assert "terlalu cepat" in fake_apis.telegram("sendMessage")[-1].params["text"]
     await asyncio.sleep(0)
+
+
+async def test_group_reply_to_the_bot_is_answered(tg, fake_apis):
+    from tests.auxil.fake_apis import BOT_USER
+
+    bot_message = {"message_id": 1, "date": 0, "chat": {"id": -1009, "type": "group", "title": "G"},
+                   "from": BOT_USER, "text": "jawaban sebelumnya"}
+    await feed(tg, text_update("Berapa SKS Basis Data?", chat_id=-1009, chat_type="group",
+                               reply_to_message=bot_message))
+    assert "3 SKS" in fake_apis.telegram("sendMessage")[0].params["text"]
+
+
+async def test_sumber_renders_links(tg, fake_apis):
+    await feed(tg, text_update("Berapa SKS mata kuliah Basis Data?", user_id=61))
+    await feed(tg, text_update("/sumber", user_id=61))
+    text = fake_apis.telegram("sendMessage")[-1].params["text"]
+    assert text.startswith("Sumber jawaban terakhir:")
+    assert '<a href="http://prodi.test/kurikulum/basis-data">Mata Kuliah Basis Data</a>' in text
