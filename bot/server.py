@@ -1,7 +1,7 @@
 """The one shared aiohttp server: webhooks, web chat, JSON API, admin page, health and metrics.
 
 Routes: ``/telegram/webhook``, ``/whatsapp/webhook`` (GET verify, POST deliveries), ``/api/chat``,
-``/api/retrieve``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``), ``/healthz``, ``/metrics``, ``/``
+``/api/retrieve``, ``/api/feedback``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``), ``/healthz``, ``/metrics``, ``/``
 and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; handler bugs are logged and become a
 500 without taking the process down.
 """
@@ -129,6 +129,13 @@ class _Routes:
             return _json_error(error.status, error.message)
         return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
+    async def api_feedback(self, request: web.Request) -> web.Response:
+        try:
+            data = await self.parts.web.feedback(await self._body(request))
+        except WebApiError as error:
+            return _json_error(error.status, error.message)
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
     async def api_retrieve(self, request: web.Request) -> web.Response:
         try:
             body = await self._body(request)
@@ -218,6 +225,7 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_post("/whatsapp/webhook", routes.whatsapp_post)
     app.router.add_post("/api/chat", routes.api_chat)
     app.router.add_post("/api/retrieve", routes.api_retrieve)
+    app.router.add_post("/api/feedback", routes.api_feedback)
     app.router.add_get("/admin", routes.admin_page)
     app.router.add_get("/admin/api/status", routes.admin_status)
     app.router.add_post("/admin/api/reindex", routes.admin_reindex)

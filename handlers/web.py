@@ -86,6 +86,21 @@ class WebApi:
             data["answer"] = reply.text
         return data
 
+    async def feedback(self, body: Any) -> dict[str, Any]:
+        """``{"session_id", "feedback_id", "value": "up"|"down"}`` → stores the vote with the answer's trace id."""
+        if not isinstance(body, dict):
+            raise WebApiError(400, 'send {"session_id": …, "feedback_id": …, "value": "up" or "down"}')
+        session = body.get("session_id")
+        if not isinstance(session, str) or not _SESSION_RE.match(session):
+            raise WebApiError(400, '"session_id" must be the session the answer was given in')
+        value = body.get("value")
+        if value not in ("up", "down"):
+            raise WebApiError(400, '"value" must be "up" or "down"')
+        trace_id = body.get("feedback_id")
+        trace_id = trace_id if isinstance(trace_id, str) else ""
+        reply = await self.service.feedback(UserRef("web", session), trace_id[:128], value)
+        return {"stored": reply.kind != "notice", "reply": reply.text}
+
     async def retrieve(self, body: Any) -> dict[str, Any]:
         if self.search is None:
             raise WebApiError(503, "retrieval is not available: build the index first (python -m bot index)")

@@ -20,7 +20,34 @@
     } catch (e) { return null; }
   }
 
-  function add(role, text, sources, isError) {
+  function feedbackButtons(div, feedbackId) {
+    var wrap = document.createElement("div");
+    wrap.className = "feedback";
+    var note = document.createElement("span");
+    note.setAttribute("role", "status");
+    [["up", "👍", "Jawaban membantu"], ["down", "👎", "Jawaban kurang membantu"]].forEach(function (b) {
+      var btn = document.createElement("button");
+      btn.type = "button";
+      btn.className = "vote";
+      btn.textContent = b[1];
+      btn.setAttribute("aria-label", b[2]);
+      btn.addEventListener("click", function () {
+        wrap.querySelectorAll("button").forEach(function (x) { x.disabled = true; });
+        fetch("/api/feedback", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ session_id: session, feedback_id: feedbackId, value: b[0] })
+        }).then(function (r) { return r.json(); }).then(function (d) {
+          note.textContent = d.reply || d.error || "";
+        }).catch(function () { note.textContent = "Umpan balik gagal dikirim."; });
+      });
+      wrap.appendChild(btn);
+    });
+    wrap.appendChild(note);
+    div.appendChild(wrap);
+  }
+
+  function add(role, text, sources, isError, feedbackId) {
     var div = document.createElement("div");
     div.className = "msg " + role + (isError ? " error" : "");
     var p = document.createElement("p");
@@ -48,6 +75,7 @@
       });
       div.appendChild(list);
     }
+    if (feedbackId) { feedbackButtons(div, feedbackId); }
     log.appendChild(div);
     div.scrollIntoView({ block: "end" });
   }
@@ -67,7 +95,7 @@
       if (!res.ok) {
         add("bot", res.data.error || "Mohon maaf, terjadi kendala. Silakan coba lagi.", null, true);
       } else {
-        add("bot", res.data.reply || res.data.answer || "", res.data.sources || []);
+        add("bot", res.data.reply || res.data.answer || "", res.data.sources || [], false, res.data.feedback_id);
       }
     }).catch(function () {
       add("bot", "Mohon maaf, server tidak dapat dihubungi. Silakan coba lagi.", null, true);

@@ -163,3 +163,14 @@ async def test_admin_disabled_without_token(redis_url, data_dir):
                 assert r.status == 503 and "index" in (await r.json())["error"]
     finally:
         await app.stop()
+
+
+async def test_api_feedback_stores_the_vote_for_the_session(web):
+    async with web.session.post("/api/chat", json={"message": "Siapa ketua program studi?", "session_id": "f1"}) as r:
+        trace = (await r.json())["feedback_id"]
+    async with web.session.post("/api/feedback", json={"session_id": "f1", "feedback_id": trace, "value": "down"}) as r:
+        assert r.status == 200 and (await r.json())["stored"] is True
+    assert [(e.trace_id, e.value) for e in await web.stores.feedback.entries("web:f1")] == [(trace, "down")]
+    for bad in ({"session_id": "f1", "value": "meh"}, {"value": "up"}, []):
+        async with web.session.post("/api/feedback", json=bad) as r:
+            assert r.status == 400

@@ -81,6 +81,9 @@ async def test_ask_on_the_web_page_and_see_the_answer_with_its_source_link(brows
         assert await page.locator("#log").get_attribute("aria-live") == "polite"
         # keyboard only: the send button is reachable and the box is cleared for the next question
         assert await box.input_value() == ""
+        await page.get_by_role("button", name="Jawaban membantu").click()
+        await page.locator(".feedback [role=status]").filter(has_text="Terima kasih").wait_for(timeout=10_000)
+        assert await served.stores.feedback.counts() == {"up": 1, "down": 0}
     finally:
         await page.close()
 
