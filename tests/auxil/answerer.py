@@ -63,6 +63,7 @@ class CorpusAnswerer:
         self.queue_position = queue_position
         self.calls: list[tuple[str, list[Message]]] = []
         self.fail_next = 0
+        self.before_answer = None  # optional coroutine function awaited before answering (to hold an answer open)
 
     async def answer(self, question: str, history: Sequence[Message], *, on_position=None) -> Answer:
         self.calls.append((question, list(history)))
@@ -72,6 +73,8 @@ class CorpusAnswerer:
                 await result
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.before_answer is not None:
+            await self.before_answer()
         if self.fail_next:
             self.fail_next -= 1
             raise RuntimeError("simulated generation failure")

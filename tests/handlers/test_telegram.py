@@ -161,8 +161,9 @@ async def test_errors_reach_the_error_handler_and_the_user_gets_a_polite_message
 
 
 async def test_queue_position_and_typing_resent_while_waiting(service, fake_apis, answerer):
-    answerer.delay = 0.3
     answerer.queue_position = 3
+    # hold the answer open until the typing action was sent at least twice (no timing assumptions)
+    answerer.before_answer = lambda: fake_apis.wait_for(lambda: len(fake_apis.telegram("sendChatAction")) >= 2)
     app = build_telegram_application(
         "123:fake", TelegramHandlers(service, typing_interval=0.05), base_url=fake_apis.telegram_base, webhook=True
     )
