@@ -80,6 +80,9 @@ async def test_replayed_platform_payloads_all_get_2xx_or_4xx(server, caplog):
     with caplog.at_level(logging.ERROR):
         tg_status = [await send_tg(server, json.dumps(u).encode()) for u in telegram_updates()]
         wa_status = [await send_wa(server, json.dumps(p).encode()) for p in WHATSAPP_PAYLOADS]
+        apis = server.apis
+        await apis.wait_for(lambda: len(apis.telegram("answerCallbackQuery")) >= 3
+                            and len(apis.telegram("sendMessage")) >= 8 and len(apis.graph("text")) >= 10)
         await settle(server)
     assert all(_ok(s) for s in tg_status), tg_status
     assert all(_ok(s) for s in wa_status), wa_status
