@@ -79,3 +79,23 @@ async def test_whatsapp_end_to_end_with_the_real_pipeline(pipeline, redis_url, d
     finally:
         await app.stop()
         await apis.close()
+
+
+async def test_telegram_answer_from_the_real_pipeline_has_a_source_link(service, pipeline, fake_apis):
+    from telegram import Update
+
+    from bot.telegram_app import build_telegram_application
+    from handlers.telegram import TelegramHandlers
+    from tests.auxil.telegram_offline import text_update
+
+    service.answerer = pipeline
+    app = build_telegram_application("123:fake", TelegramHandlers(service), base_url=fake_apis.telegram_base,
+                                     webhook=True)
+    await app.initialize()
+    try:
+        await app.process_update(Update.de_json(text_update("Berapa bobot SKS skripsi?"), app.bot))
+    finally:
+        await app.shutdown()
+    text = fake_apis.telegram("sendMessage")[0].params["text"]
+    assert "6 SKS" in text
+    assert 'href="http://127.0.0.1:8000/akademik/skripsi.html"' in text
