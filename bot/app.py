@@ -201,6 +201,7 @@ class ServeApp:
             whatsapp=self.whatsapp,
             telegram=self.telegram if self.telegram_mode == "webhook" else None,
             telegram_secret=self.telegram_secret,
+            telegram_dedup=stores.dedup,
             admin_token=s.admin_token.get_secret_value() if s.admin_token else None,
             admin_status=self.status_provider,
             feedback_counts=stores.feedback.counts,

@@ -43,6 +43,7 @@ class ServerParts:
     whatsapp: WhatsAppWebhook | None = None
     telegram: Any = None  # a started telegram.ext.Application in webhook mode
     telegram_secret: str | None = None
+    telegram_dedup: Any = None  # storage.dedup.MessageDeduper: Telegram re-delivers an update the webhook was slow on
     admin_token: str | None = None
     admin_status: Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]] | None = None
     feedback_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
@@ -90,6 +91,9 @@ class _Routes:
             return _json_error(400, "body is not JSON")
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
             return _json_error(400, "not a Telegram update (needs an integer update_id)")
+        dedup = self.parts.telegram_dedup
+        if dedup is not None and not await dedup.first_time(f"tg:{data['update_id']}"):
+            return web.Response(text="duplicate")
         from telegram import Update
 
         try:
