@@ -44,3 +44,31 @@ async def test_admin_status_shows_real_runs_with_their_log_lines(served):
 async def test_status_command_reads_the_real_operations(served):
     text = (await served.service.handle(UserRef("telegram", "5"), "/status")).text
     assert "Versi indeks" in text and "Antrean pertanyaan" in text
+
+
+async def test_serve_starts_and_stops_the_reindex_schedule(data_dir):
+    app = ServeApp(
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, reindex_cron="30 3 * * *"),
+        answerer=CorpusAnswerer(), index_ready=lambda: True, start_scheduler=True,
+    )
+    await app.start()
+    try:
+        schedule = app.ops.schedule
+        assert schedule.running
+        assert (schedule.next_run_time().hour, schedule.next_run_time().minute) == (3, 30)
+    finally:
+        await app.stop()
+    assert not schedule.running
+
+
+async def test_admin_reindex_goes_to_the_real_coordinator(served, monkeypatch):
+    started: list = []
+    monkeypatch.setattr(served.ops.coordinator, "start", lambda trigger, requested_by=None: started.append(
+        (trigger, requested_by)))
+    async with aiohttp.ClientSession() as s:
+        async with s.post(f"http://127.0.0.1:{served.port}/admin/api/reindex",
+                          headers={"Authorization": "Bearer adm"}) as r:
+            assert r.status == 202
+    reply = await served.service.handle(UserRef("telegram", "1"), "/reindex")
+    assert "ringkasan" in reply.text
+    assert started == [("admin", None), ("admin", "telegram:1")]
