@@ -208,6 +208,7 @@ class ServeApp:
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
             health_checks=checks,
             metrics=self.metrics,
+            before_metrics=self._queue_depth,
         )
         self.runner = web.AppRunner(build_server(parts), access_log=None, shutdown_timeout=5.0)
         await self.runner.setup()

@@ -50,6 +50,7 @@ class ServerParts:
     reindex: Callable[[], Awaitable[Any] | Any] | None = None
     health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
     metrics: Any = None
+    before_metrics: Callable[[], Any] | None = None  # refreshes gauges (LLM queue depth) before a scrape
 
 
 async def _resolve(value: Any) -> Any:
@@ -214,6 +215,11 @@ class _Routes:
     async def metrics(self, request: web.Request) -> web.Response:
         if self.parts.metrics is None:
             return _json_error(404, "metrics are not enabled")
+        if self.parts.before_metrics is not None:
+            try:
+                self.parts.before_metrics()
+            except Exception:
+                logger.warning("refreshing gauges before a metrics scrape failed", exc_info=True)
         body, content_type = self.parts.metrics.render()
         response = web.Response(body=body)
         response.headers["Content-Type"] = content_type
