@@ -240,27 +240,30 @@ def cmd_eval_answers(args: argparse.Namespace, settings: Settings) -> int:
     """`eval answers --dataset FILE [--dump FILE] [--markdown FILE]`."""
     items = _load_dataset(args.dataset)
 
-    async def run() -> int:
+    async def run():  # type: ignore[no-untyped-def]
         try:
             async with _pipeline(settings) as (pipeline, manager):
-                metrics, results = await evaluate_answers(pipeline, manager, items, progress=not args.json)
+                return await evaluate_answers(pipeline, manager, items, progress=not args.json)
         except _NoIndex:
             print(NO_INDEX_MESSAGE, file=sys.stderr)
-            return 1
-        if args.dump:
-            Path(args.dump).parent.mkdir(parents=True, exist_ok=True)
-            with open(args.dump, "w", encoding="utf-8") as fh:
-                for r in results:
-                    fh.write(json.dumps(r.dump(), ensure_ascii=False) + "\n")
-        if args.markdown:
-            Path(args.markdown).write_text(markdown_table(metrics), encoding="utf-8")
-        if args.json:
-            print(json.dumps(metrics, ensure_ascii=False))
-        else:
-            print(markdown_table(metrics))
-        return 0
+            return None
 
-    return asyncio.run(run())
+    outcome = asyncio.run(run())
+    if outcome is None:
+        return 1
+    metrics, results = outcome
+    if args.dump:
+        Path(args.dump).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.dump, "w", encoding="utf-8") as fh:
+            for r in results:
+                fh.write(json.dumps(r.dump(), ensure_ascii=False) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown_table(metrics), encoding="utf-8")
+    if args.json:
+        print(json.dumps(metrics, ensure_ascii=False))
+    else:
+        print(markdown_table(metrics))
+    return 0
 
 
 def cmd_eval_consistency(args: argparse.Namespace, settings: Settings) -> int:
@@ -268,32 +271,31 @@ def cmd_eval_consistency(args: argparse.Namespace, settings: Settings) -> int:
     if not args.query:
         raise SystemExit("eval consistency needs --query 'a question'")
 
-    async def run() -> int:
+    async def run():  # type: ignore[no-untyped-def]
         try:
             async with _pipeline(settings) as (pipeline, _):
-                answers = [await pipeline.answer(args.query) for _ in range(max(1, args.runs))]
+                return [await pipeline.answer(args.query) for _ in range(max(1, args.runs))]
         except _NoIndex:
             print(NO_INDEX_MESSAGE, file=sys.stderr)
-            return 1
-        texts = [a.answer for a in answers]
-        distinct = list(dict.fromkeys(texts))
-        report = {
-            "query": args.query,
-            "runs": len(answers),
-            "distinct_answers": len(distinct),
-            "identical": len(distinct) == 1,
-            "stop_reasons": [a.stop_reason for a in answers],
-            "sources_identical": len({tuple(s.url for s in a.sources) for a in answers}) == 1,
-            "latency_ms": [round(a.latency_ms, 1) for a in answers],
-            "answers": distinct,
-        }
-        if args.json:
-            print(json.dumps(report, ensure_ascii=False))
-        else:
-            print(json.dumps(report, ensure_ascii=False, indent=2))
-        if args.markdown:
-            Path(args.markdown).write_text(markdown_table({k: v for k, v in report.items() if k != "answers"},
-                                                          "Consistency"), encoding="utf-8")
-        return 0 if report["identical"] else 1
+            return None
 
-    return asyncio.run(run())
+    answers = asyncio.run(run())
+    if answers is None:
+        return 1
+    texts = [a.answer for a in answers]
+    distinct = list(dict.fromkeys(texts))
+    report = {
+        "query": args.query,
+        "runs": len(answers),
+        "distinct_answers": len(distinct),
+        "identical": len(distinct) == 1,
+        "stop_reasons": [a.stop_reason for a in answers],
+        "sources_identical": len({tuple(s.url for s in a.sources) for a in answers}) == 1,
+        "latency_ms": [round(a.latency_ms, 1) for a in answers],
+        "answers": distinct,
+    }
+    print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
+    if args.markdown:
+        table = markdown_table({k: v for k, v in report.items() if k != "answers"}, "Consistency")
+        Path(args.markdown).write_text(table, encoding="utf-8")
+    return 0 if report["identical"] else 1

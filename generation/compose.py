@@ -41,16 +41,22 @@ def cite(sentences: Sequence[EvidenceSentence]) -> tuple[list[str], tuple[Source
     return out, tuple(sources)
 
 
-def compose_answer(span: str | None, support: Sequence[EvidenceSentence]) -> tuple[str, tuple[Source, ...]]:
+def compose_answer(
+    span: str | None, support: Sequence[EvidenceSentence], *, as_list: bool = False
+) -> tuple[str, tuple[Source, ...]]:
     """A short answer: the accepted span (when it adds something) followed by its supporting sentence(s),
-    each with a citation marker."""
+    each with a citation marker. ``as_list``: the lines one per row, cited once per source at the end."""
+    if as_list:
+        _, sources = cite(support)
+        marks = " ".join(f"[{i}]" for i in range(1, len(sources) + 1))
+        return "\n".join(s.text.rstrip() for s in support) + f" {marks}", sources
     cited, sources = cite(support)
     body = " ".join(cited)
     if span:
         span_n = normalize(span)
         first = normalize(support[0].text) if support else ""
-        # the span alone is enough when the sentence is barely longer than it
-        if span_n and (not first or len(words(first)) - len(words(span_n)) > 3):
+        # lead with the span only when the sentence is long enough to hide it (phones: the answer comes first)
+        if span_n and (not first or len(words(first)) > 12) and len(words(first)) - len(words(span_n)) > 3:
             lead = span.strip().rstrip(".")
             return f"{lead}.\n{body}", sources
     return body, sources

@@ -52,7 +52,7 @@ def _repeated_ngrams(tokens: list[str], n: int) -> bool:
         return False
     counts = Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     top = counts.most_common(1)[0][1]
-    return top >= 3 or (n >= 3 and top >= 2 and len(tokens) < 4 * n)
+    return top >= 3
 
 
 def check_degenerate(text: str, *, prompt: str = "", context_words: frozenset[str] = frozenset()) -> Verdict:

@@ -8,6 +8,7 @@ without copies (never ``logits_all``).
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import json
@@ -145,6 +146,16 @@ def _quiet_llama_logs(llama_cpp) -> None:  # type: ignore[no-untyped-def]
 
     _LOG_CALLBACK = _callback  # keep a reference: ctypes callbacks must outlive their use
     llama_cpp.llama_log_set(_callback, ctypes.c_void_p(0))
+    # llama_cpp keeps two /dev/null handles open for its whole life; close them at exit (no ResourceWarning)
+    from llama_cpp import _utils
+
+    def _close_devnull() -> None:
+        for name in ("outnull_file", "errnull_file"):
+            handle = getattr(_utils, name, None)
+            if handle is not None and not handle.closed:
+                handle.close()
+
+    atexit.register(_close_devnull)
 
 
 class LlamaGenerator:
@@ -262,7 +273,7 @@ class LlamaGenerator:
                 ptr = llama_cpp.llama_get_logits_ith(ctx, -1)
                 logits = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self._n_vocab,))
                 entropies.append(entropy_from_logits(logits))
-                if token == self._eos or llama_cpp.llama_token_is_eog(self._llm._model.vocab, token):
+                if token == self._eos or llama_cpp.llama_vocab_is_eog(self._llm._model.vocab, token):
                     finish = "stop"
                     entropies.pop()
                     break

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from generation.answer_type import expected_type, is_list_question, type_ok
 from generation.compose import abstain_text, compose_answer
 from generation.entropy import dragin_confidence, mean_entropy
+from generation.facts_render import facts_usable, render_facts
 from generation.guards import check_degenerate, is_template_leak
 from generation.pool import LLMPool
 from generation.prompts import (
@@ -249,8 +251,12 @@ class AnswerPipeline:
                 logger.warning("facts lookup failed", exc_info=True)
                 found = None
             timed("facts", t)
-            if found and getattr(found, "text", ""):
+            rows = list(getattr(found, "rows", ()) or ()) if found else []
+            constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
+            if facts_usable(constraints, rows):
                 return await self._facts_answer(index, query, found, trace)
+            if rows:
+                trace.add("facts", skipped="name_only", constraints=constraints)
 
         # 3. retrieve, then refine when the retrieval confidence is below the bypass threshold
         t = time.perf_counter()
@@ -359,7 +365,10 @@ class AnswerPipeline:
         # 6–7. compose from evidence: the accepted span with its sentence, or the extractive fallback
         trace.add("context", chunk_ids=[h.chunk_id for h in hits])
         t = time.perf_counter()
-        chosen = self._choose_sentences(ev, span)
+        list_q = is_list_question(clean)
+        chosen = self._choose_list(ev) if list_q and ev.sentences and max(ev.scores) >= 0 else self._choose_sentences(ev, span)
+        if list_q:
+            span = None  # a list answer is the page's own lines
         timed("compose", t)
         if not chosen:
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
@@ -370,7 +379,11 @@ class AnswerPipeline:
         trace.add("support", sentence=top.text, coverage_chunk=round(cov_chunk, 3), coverage_sentence=round(cov_sentence, 3))
         if cov_chunk < cfg.anchor_coverage_min or cov_sentence < cfg.sentence_coverage_min:
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
-        text, sources = compose_answer(span, chosen)
+        kind = expected_type(clean)
+        if not list_q and not type_ok(kind, " ".join([span or ""] + [c.text for c in chosen])):
+            trace.add("answer_type", expected=kind, decision="abstain")
+            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
+        text, sources = compose_answer(span, chosen, as_list=list_q)
         if len(text) > cfg.max_answer_chars:
             text, sources = compose_answer(span, chosen[:1])
         if is_template_leak(text) or not any(ch.isalnum() for ch in text):
@@ -404,8 +417,9 @@ class AnswerPipeline:
         sources = tuple(Source(url=u, title=titles.get(u) or u) for u in urls) or (Source(url="", title="Tabel fakta"),)
         trace.add("facts", constraints=getattr(found, "constraints", {}), rows=len(getattr(found, "rows", ()) or ()))
         trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False)
+        text = render_facts(dict(getattr(found, "constraints", {}) or {}), list(getattr(found, "rows", ()) or ()))
         return {
-            "answer": str(found.text).strip(),
+            "answer": text or str(found.text).strip(),
             "abstained": False,
             "sources": sources,
             "confidence": 1.0,
@@ -461,6 +475,13 @@ class AnswerPipeline:
             chunk_cov = ev.coverage_chunk.get(s.chunk_id, 0.0)
             short = 0.3 if len(words(s.text)) < 4 else 0.0  # headings and labels say little on their own
             ev.scores.append(0.45 * lex + 0.4 * emb + 0.15 * chunk_cov - 0.01 * s.hit_rank - short)
+        # a question on the page (an FAQ entry) is not an answer; the sentence after it usually is
+        for i, s in enumerate(ev.sentences):
+            if s.text.rstrip().endswith("?"):
+                nxt = i + 1
+                if nxt < len(ev.sentences) and ev.sentences[nxt].chunk_id == s.chunk_id:
+                    ev.scores[nxt] = max(ev.scores[nxt], ev.scores[i] - 0.02)
+                ev.scores[i] = -1.0
         return ev
 
     def _llm_context(self, ev: _Evidence) -> list[EvidenceSentence]:
@@ -520,9 +541,24 @@ class AnswerPipeline:
         joined = " ".join(kept).strip().rstrip(".")
         return joined if len(joined) <= 300 else None
 
+    def _choose_list(self, ev: _Evidence) -> list[EvidenceSentence]:
+        """A list question: the best sentence and the lines that follow it in the same chunk (the items)."""
+        order = sorted(range(len(ev.sentences)), key=lambda i: -ev.scores[i])
+        best = order[0]
+        chosen = [ev.sentences[best]]
+        used = len(chosen[0].text)
+        for s in ev.sentences[best + 1 :]:
+            if s.chunk_id != chosen[0].chunk_id or len(chosen) >= 8 or s.text.rstrip().endswith("?"):
+                break
+            if used + len(s.text) > self.config.max_answer_chars:
+                break
+            chosen.append(s)
+            used += len(s.text)
+        return chosen
+
     def _choose_sentences(self, ev: _Evidence, span: str | None) -> list[EvidenceSentence]:
-        """The sentence(s) to show: the best-scoring one containing the span, or the best 1–3 (extractive)."""
-        if not ev.sentences:
+        """The sentence(s) to show: the best-scoring one containing the span, or the best 1–2 (extractive)."""
+        if not ev.sentences or max(ev.scores) < 0:
             return []
         order = sorted(range(len(ev.sentences)), key=lambda i: -ev.scores[i])
         if span:
@@ -540,9 +576,9 @@ class AnswerPipeline:
         top = ev.scores[order[0]]
         chosen = [order[0]]
         for i in order[1:]:
-            if len(chosen) >= 3:
+            if len(chosen) >= 2:
                 break
-            if ev.scores[i] >= 0.85 * top and ev.sentences[i].chunk_id == ev.sentences[order[0]].chunk_id:
+            if ev.scores[i] >= 0.9 * top and ev.sentences[i].chunk_id == ev.sentences[order[0]].chunk_id:
                 chosen.append(i)
         chosen.sort(key=lambda i: (ev.sentences[i].hit_rank, ev.sentences[i].index))
         return [ev.sentences[i] for i in chosen]

@@ -67,12 +67,14 @@ class FollowUp:
 def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
     """Resolve a follow-up ("ada yang lain?", "yang 3 SKS saja?") with the previous user question's topic."""
     previous = ""
+    reply = ""
     for msg in reversed(list(history)):
-        if getattr(msg, "role", "") == "user" and getattr(msg, "text", "").strip():
-            text = msg.text.strip()  # type: ignore[attr-defined]
-            if text != question.strip():
-                previous = text
-                break
+        role, text = getattr(msg, "role", ""), str(getattr(msg, "text", "")).strip()
+        if role == "assistant" and not previous and not reply:
+            reply = text
+        if role == "user" and text and text != question.strip():
+            previous = text
+            break
     if not previous:
         return FollowUp(question, False)
     own = anchors(question)
@@ -85,11 +87,30 @@ def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
     if not extra:  # "ada yang lain?": the previous question again
         return FollowUp(prev_core + "?", True, previous)
-    # the new question first, then the previous question's topic words it leaves implicit
+    # the new question first, then the previous question's topic words it leaves implicit, and the names the
+    # previous answer gave ("emailnya?" after "Ketua prodi adalah Supriyono, M.Kom.")
     own_words = set(words(question))
     topic = [w for w in words(prev_core) if w not in QUESTION_WORDS and (w.isdigit() or w not in own_words)]
-    query = f"{question.strip().rstrip('?!. ')} {' '.join(topic)}".strip()
+    names = [n for n in _names(reply) if n.lower() not in topic] if reply and not reply.startswith("Maaf") else []
+    query = f"{question.strip().rstrip('?!. ')} {' '.join(topic + names)}".strip()
     return FollowUp(query + "?", True, previous)
+
+
+_NAME = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,3}")
+_NOT_NAMES = frozenset(
+    "Program Studi Teknik Informatika Universitas Fakultas Maaf Sumber Mata Kuliah Menurut Kom Eng Pd Ag".split()
+)
+
+
+def _names(reply: str) -> list[str]:
+    """Capitalised name-like words of the first line of the previous answer (at most four)."""
+    first = reply.splitlines()[0] if reply else ""
+    out: list[str] = []
+    for m in _NAME.finditer(first):
+        for w in m.group(0).split():
+            if w not in _NOT_NAMES and len(w) > 2 and w not in out:
+                out.append(w)
+    return out[:4]
 
 
 def expand_query(query: str) -> str:

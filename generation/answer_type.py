@@ -1,0 +1,63 @@
+"""What kind of answer a question wants (seed 002's numeric/entity finalizer idea), and whether a sentence can
+carry it: "berapa" needs a number, "kapan" a time, "siapa" a person, a fee question an amount of money. A sentence
+of the right topic but without the right kind of answer is not support."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["expected_type", "is_list_question", "type_ok"]
+
+_NUMBER_WORDS = (
+    "satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas belas puluh ratus ribu juta miliar "
+    "setengah seperempat pertama kedua ketiga keempat kelima"
+).split()
+_MONTHS = (
+    "januari februari maret april mei juni juli agustus september oktober november desember jan feb mar apr jun "
+    "jul agu agt sep okt nov des"
+).split()
+_DAYS = "senin selasa rabu kamis jumat jum'at sabtu minggu ahad".split()
+_TIME_WORDS = "pagi siang sore malam awal akhir setiap tiap ganjil genap tahun bulan pekan tanggal".split()
+_PERSON = re.compile(
+    r"\b(Dr|Prof|Ir|Drs|Dra|Hj?)\.\s|\b[MS]\.\s?(Kom|T|Si|Sc|Cs|Pd|Eng|Ag)\b|\bPh\.D\b|\b(Bapak|Ibu|Pak|Bu)\s+[A-Z]"
+    r"|(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\s+[A-Z][a-z]{2,}"
+)
+_MONEY = re.compile(r"\brp\.?\s?\d|\brupiah\b|\b\d{1,3}(\.\d{3})+\b|\bjuta\b|\bribu\b|\bgratis\b|\bbebas\b|\bpembebasan\b",
+                    re.IGNORECASE)
+_LIST = re.compile(r"\b(apa|siapa|mana|mata kuliah apa|dosen mana)\s+(saja|aja)\b|\bsebutkan\b|\bdaftar\b|\bapa-apa\b",
+                   re.IGNORECASE)
+
+
+def expected_type(question: str) -> str | None:
+    q = question.lower()
+    if re.search(r"\b(biaya|harga|tarif|ukt|spp|uang|bayar)\b", q) and re.search(r"\bberapa", q):
+        return "money"
+    if re.search(r"\bberapa\s+(lama|hari|minggu|bulan|tahun|jam)\b", q):
+        return "number"
+    if re.search(r"\bberapa", q):
+        return "number"
+    if re.search(r"\bkapan|\btanggal berapa|\bjam berapa|\bpukul berapa", q):
+        return "time"
+    if re.search(r"\bsiapa(kah)?\b", q) and not _LIST.search(q):
+        return "person"
+    return None
+
+
+def type_ok(kind: str | None, text: str) -> bool:
+    if kind is None:
+        return True
+    low = text.lower()
+    has_digit = bool(re.search(r"\d", text))
+    if kind == "money":
+        return bool(_MONEY.search(text))
+    if kind == "number":
+        return has_digit or any(re.search(rf"\b{w}\b", low) for w in _NUMBER_WORDS)
+    if kind == "time":
+        return has_digit or any(re.search(rf"\b{w}\b", low) for w in (*_MONTHS, *_DAYS, *_TIME_WORDS))
+    if kind == "person":
+        return bool(_PERSON.search(text))
+    return True
+
+
+def is_list_question(question: str) -> bool:
+    return bool(_LIST.search(question))

@@ -1,0 +1,50 @@
+"""Short Indonesian renderings of structured-facts rows (course table, lecturer fields) for the reply."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["facts_usable", "render_facts"]
+
+
+def facts_usable(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) -> bool:
+    """A lookup answers the question only when it matched a constraint beyond a bare name: a person without the
+    asked attribute ("nomor HP pribadi Prof. X") or a course named in passing ("syarat mengambil skripsi") is not
+    an answer; the text pipeline takes those."""
+    if not rows:
+        return False
+    keys = set(constraints)
+    return bool(keys - {"name"})
+
+
+def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
+    courses = [r for r in rows if r.get("table") == "courses"]
+    lecturers = [r for r in rows if r.get("table") == "lecturers"]
+    parts: list[str] = []
+    if courses:
+        label = []
+        if "semester" in constraints:
+            label.append(f"semester {constraints['semester']}")
+        if "sks" in constraints:
+            label.append(f"{constraints['sks']} SKS")
+        if "kind" in constraints:
+            label.append(str(constraints["kind"]))
+        items = []
+        for r in courses:
+            extra = [] if "sks" in constraints else [f"{r.get('sks')} SKS"]
+            if "semester" not in constraints:
+                extra.append(f"smt {r.get('semester')}")
+            tail = f" ({', '.join(extra)})" if extra else ""
+            items.append(f"{r.get('code')} {r.get('name')}{tail}")
+        head = f"Mata kuliah {', '.join(label)}" if label else "Mata kuliah"
+        parts.append(f"{head} ({len(items)}): " + "; ".join(items) + ".")
+    if lecturers:
+        if "bidang" in constraints and "name" not in constraints:
+            names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
+            parts.append(f"Dosen bidang {lecturers[0].get('value', constraints['bidang'])} ({len(names)}): "
+                         + "; ".join(names) + ".")
+        else:
+            for r in lecturers:
+                parts.append(f"{r.get('field')} {r.get('name')}: {r.get('value')}.")
+    return "\n".join(parts)
