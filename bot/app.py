@@ -63,7 +63,7 @@ class ServeApp:
         self.index_ready = index_ready
         self.start_scheduler = start_scheduler
         self.metrics: Any = None
-        self.redis: Any = None
+        self._queue_depth: Callable[[], int] | None = None
         self.stores: wiring.ChannelStores | None = None
         self.service: ChatService | None = None
         self.whatsapp: WhatsAppWebhook | None = None
@@ -77,11 +77,18 @@ class ServeApp:
 
     # --- start -----------------------------------------------------------------------------------------------
     async def start(self) -> None:
+        """Build and start everything; on a failure, whatever was started is stopped again before re-raising."""
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
         s = self.settings
         self.metrics = wiring.build_metrics_for_serve(s)
         self.stores = wiring.build_channel_stores(s)
         self._closers.append(self.stores.close)
-        self._queue_depth: Callable[[], int] | None = None
         index_manager = None
         if self.answerer is None:
             answering = await wiring.build_answering(s, metrics=self.metrics)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from bot.app import ServeApp
 from bot.settings import Settings
@@ -51,3 +52,18 @@ async def test_unreachable_bot_api_disables_telegram_but_serves_the_web(data_dir
                 assert r.status == 200
     finally:
         await app.stop()
+
+
+async def test_a_busy_port_fails_start_and_releases_everything(data_dir, redis_url):
+    first = ServeApp(Settings(_env_file=None, data_dir=data_dir, http_port=0), answerer=CorpusAnswerer(),
+                     status_provider=dict, reindex_trigger=lambda who: None, start_scheduler=False)
+    await first.start()
+    try:
+        second = ServeApp(Settings(_env_file=None, data_dir=data_dir, http_port=first.port, redis_url=redis_url),
+                          answerer=CorpusAnswerer(), status_provider=dict, reindex_trigger=lambda who: None,
+                          start_scheduler=False)
+        with pytest.raises(OSError):
+            await second.start()
+        assert second.runner is None and second._closers == []  # the Redis client was closed again
+    finally:
+        await first.stop()
