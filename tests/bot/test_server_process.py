@@ -88,3 +88,66 @@ async def test_serve_process_handles_every_payload_and_stops_cleanly(redis_url, 
         await apis.close()
     assert rc == 0, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
+
+
+DOCS = [
+    {"id": "ketua", "url": "http://prodi.test/profil/ketua", "title": "Ketua Program Studi",
+     "text": "Ketua Program Studi Teknik Informatika adalah Dr. Supriyono, M.Kom. Beliau menjabat sejak tahun 2021."},
+    {"id": "basis-data", "url": "http://prodi.test/kurikulum/basis-data", "title": "Basis Data",
+     "text": "Mata kuliah Basis Data berbobot 3 SKS dan diambil pada semester 3."},
+]
+
+
+async def test_index_then_serve_answers_on_both_webhooks_with_the_real_model(redis_url, data_dir, tmp_path):
+    """The whole chain: `index --from-jsonl`, then `serve`; the default model answers with a source link."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in DOCS) + "\n", encoding="utf-8")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "WHATSAPP_"))}
+    index = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "index", "--from-jsonl", str(docs), "--json", cwd=str(ROOT),
+        env={**base_env, "DATA_DIR": str(data_dir)}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(index.communicate(), timeout=300)
+    assert index.returncode == 0, err.decode()[-2000:]
+    assert json.loads(out.decode().strip().splitlines()[-1])["documents"] == 2
+
+    apis = await FakeApis().start()
+    port = _free_port()
+    env = {
+        **base_env, "DATA_DIR": str(data_dir), "HTTP_PORT": str(port), "REDIS_URL": redis_url,
+        "TELEGRAM_TOKEN": "123:proc", "TELEGRAM_WEBHOOK_URL": "https://bot.example.invalid/telegram/webhook",
+        "TELEGRAM_SECRET_TOKEN": "proc-secret", "TELEGRAM_API_BASE_URL": apis.telegram_base,
+        "WHATSAPP_TOKEN": "t", "WHATSAPP_PHONE_NUMBER_ID": "PNID", "WHATSAPP_VERIFY_TOKEN": "v",
+        "WHATSAPP_APP_SECRET": "app-secret", "WHATSAPP_GRAPH_BASE_URL": apis.graph_base,
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", "--no-scheduler", "--json", cwd=str(ROOT), env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await asyncio.wait_for(proc.stdout.readline(), timeout=120)
+        async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{port}") as s:
+            body = json.dumps(wa_text("Siapa ketua program studi?", msg_id="wamid.IDX")).encode()
+            sig = "sha256=" + hmac.new(b"app-secret", body, hashlib.sha256).hexdigest()
+            async with s.post("/whatsapp/webhook", data=body, headers={"X-Hub-Signature-256": sig}) as r:
+                assert r.status == 200
+            from tests.auxil.telegram_offline import text_update
+
+            async with s.post("/telegram/webhook", json=text_update("Berapa SKS mata kuliah Basis Data?"),
+                              headers={"X-Telegram-Bot-Api-Secret-Token": "proc-secret"}) as r:
+                assert r.status == 200
+            await apis.wait_for(lambda: apis.graph("text") and apis.telegram("sendMessage"), within=240)
+            async with s.get("/healthz") as r:
+                assert r.status == 200 and (await r.json())["checks"] == {"process": True, "index": True,
+                                                                          "redis": True}
+        wa = apis.graph("text")[0].params["text"]["body"]
+        assert "Supriyono" in wa and "http://prodi.test/profil/ketua" in wa
+        tg = apis.telegram("sendMessage")[0].params["text"]
+        assert "3 SKS" in tg and 'href="http://prodi.test/kurikulum/basis-data"' in tg
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        rc = await asyncio.wait_for(proc.wait(), timeout=60)
+        err = (await proc.stderr.read()).decode(errors="replace")
+        await apis.close()
+    assert rc == 0, err[-3000:]
