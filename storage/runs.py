@@ -115,7 +115,7 @@ class RunStore:
         db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=%d" % int(self._timeout * 1000))
+            db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
             db.row_factory = sqlite3.Row
             yield db
         finally:

@@ -80,7 +80,7 @@ async def test_a_killed_holder_leaves_a_lock_that_expires(redis_url, client) -> 
         asyncio.run(main())
         """
     )
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    await asyncio.to_thread(subprocess.run, [sys.executable, "-c", script], check=True, timeout=60)
     assert await client.get("t:killed") is not None
     contender = RedisLock(client, "t:killed", ttl_seconds=5)
     assert not await contender.acquire()
@@ -115,14 +115,13 @@ async def test_file_lock_excludes_other_holders_and_dies_with_the_process(tmp_pa
         "print('held', flush=True)\n"
         "time.sleep(60)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=subprocess.PIPE)
     try:
-        assert proc.stdout.readline().strip() == "held"
+        assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"held"
         assert not await FileLock(path).acquire()
     finally:
         proc.kill()
-        proc.wait()
-        proc.stdout.close()
+        await proc.wait()
     c = FileLock(path)
     assert await c.acquire()
     await c.release()

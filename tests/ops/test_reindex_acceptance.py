@@ -11,6 +11,8 @@ import shutil
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot import wiring
 from bot.metrics import Metrics
 from bot.scheduler import ReindexSchedule
@@ -111,6 +113,7 @@ async def test_an_unchanged_second_run_embeds_nothing(mutable_sample_site, warm_
     assert all("duration_s" in line and line["run_id"] == second.run_id for line in job.runs.logs(second.run_id))
 
 
+@pytest.mark.faults
 async def test_site_down_fails_the_run_keeps_the_old_index_and_notifies_admins(
     mutable_sample_site, warm_data_dir
 ) -> None:
