@@ -113,6 +113,7 @@ async def test_signed_whatsapp_text_gets_a_reply_with_a_source_link(served, apis
     assert buttons[0]["reply"]["id"].startswith("fb:up:")
 
 
+@pytest.mark.faults
 async def test_bad_signature_is_refused_and_nothing_is_processed(served, apis):
     payload = wa_text("Siapa ketua program studi?", msg_id="wamid.BAD")
     status, _ = await post_wa(served.test_session, payload, signature=sign(b"other body"))
@@ -126,6 +127,7 @@ async def test_bad_signature_is_refused_and_nothing_is_processed(served, apis):
     assert apis.graph() == [] and served.test_answerer.calls == []
 
 
+@pytest.mark.faults
 async def test_three_deliveries_of_one_message_give_one_reply(served, apis):
     payload = wa_text("Berapa SKS mata kuliah Basis Data?", msg_id="wamid.DUP")
     for _ in range(3):
@@ -135,6 +137,7 @@ async def test_three_deliveries_of_one_message_give_one_reply(served, apis):
     assert len(served.test_answerer.calls) == 1
 
 
+@pytest.mark.faults
 async def test_malformed_json_is_400_and_odd_shapes_are_acknowledged(served, apis):
     assert (await post_wa(served.test_session, b"{not json"))[0] == 400
     for odd in ([], {"entry": "x"}, {"entry": [{"changes": [{"value": {"messages": [{"id": 5}]}}]}]}, None, 7):
@@ -214,6 +217,7 @@ async def test_telegram_photo_and_non_admin_reindex(served, apis):
     assert served.reindexed == []
 
 
+@pytest.mark.faults
 async def test_telegram_wrong_secret_is_403_and_junk_is_a_deliberate_4xx(served, apis):
     assert await post_tg(served.test_session, text_update("/start"), secret="nope") == 403
     assert await post_tg(served.test_session, text_update("/start"), secret=None) == 403

@@ -121,6 +121,7 @@ def _mutate(rng: random.Random, value, depth: int = 0):
     return rng.choice(choices)
 
 
+@pytest.mark.faults
 async def test_mutated_and_random_json_never_breaks_the_webhooks(server):
     rng = random.Random(20260101)
     tg = telegram_updates()

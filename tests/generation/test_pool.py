@@ -89,6 +89,7 @@ async def test_cancelled_waiting_request_leaves_the_queue_and_running_one_stops(
         pool.close()
 
 
+@pytest.mark.faults
 async def test_timeout_raises_and_frees_the_worker():
     gen = GatedGenerator()
     pool = LLMPool(lambda: gen, workers=1, timeout_s=0.3)

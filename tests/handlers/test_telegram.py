@@ -178,6 +178,7 @@ async def test_queue_position_and_typing_resent_while_waiting(service, fake_apis
     assert len(fake_apis.telegram("sendChatAction")) >= 2
 
 
+@pytest.mark.faults
 def test_long_replies_are_split_under_4096_at_sentence_ends_and_escaped():
     text = " ".join(f"Kalimat <nomor> {i} & seterusnya." for i in range(400))
     parts = escape_and_split(text)

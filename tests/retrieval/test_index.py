@@ -114,6 +114,7 @@ def test_hot_reload_in_a_running_process(built, embedder, config):
     assert server.current().info["version"] == second.version and len(server.current()) == 4
 
 
+@pytest.mark.faults
 def test_corrupted_index_is_reported_and_old_one_keeps_serving(built, embedder, config, caplog):
     manager, first = built
     serving = manager.current()
