@@ -14,6 +14,7 @@ that starts with the user's last inbound message; outside it nothing is sent and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -262,8 +263,10 @@ class WhatsAppWebhook:
         app_secret: str,
         verify_token: str,
         metrics: Any = None,
+        typing_interval: float = 20.0,
     ) -> None:
         self.service = service
+        self.typing_interval = typing_interval
         self.graph = graph
         self.deduper = deduper
         self.state = state
@@ -339,15 +342,41 @@ class WhatsAppWebhook:
         elif message.kind == "unsupported":
             reply = Reply(texts.TEXT_ONLY, kind="notice")
         else:
-            await self._typing(message.message_id)
-            reply = await self.service.handle(user, message.text)
+            reply = await self._answer_with_typing(user, message, inbound)
             if reply.answer is not None and self.metrics is not None:
                 self.metrics.answer("whatsapp", reply.answer)
         await self.send_reply(user, reply, last_inbound=inbound)
 
+    async def _answer_with_typing(self, user: UserRef, message: InboundMessage, inbound: float) -> Reply:
+        """Mark read + typing, re-sent while the answer takes long (WhatsApp drops it after ~25 s); tell a queued
+        user their position once."""
+        told = False
+
+        async def keep_typing() -> None:
+            while True:
+                await self._typing(message.message_id)
+                await asyncio.sleep(self.typing_interval)
+
+        async def on_position(position: int) -> None:
+            nonlocal told
+            if position >= 1 and not told:
+                told = True
+                await self.send_reply(user, Reply(texts.QUEUED.format(position=position), kind="notice"),
+                                      last_inbound=inbound)
+
+        typing = asyncio.create_task(keep_typing())
+        try:
+            return await self.service.handle(user, message.text, on_position=on_position)
+        finally:
+            typing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await typing
+
     async def _typing(self, message_id: str) -> None:
         try:
             await self.graph.mark_read(message_id, typing=True)
+        except asyncio.CancelledError:
+            raise
         except Exception as error:  # a missing read receipt must not cost the reply
             logger.warning("WhatsApp mark-as-read failed: %s", error)
 

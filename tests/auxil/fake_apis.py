@@ -37,6 +37,7 @@ class Call:
     params: dict[str, Any]
     path: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    status: int = 200  # what the stand-in answered (graph_failures make it 4xx/5xx)
 
 
 def _maybe_json(value: str) -> Any:
@@ -150,9 +151,9 @@ class FakeApis:
 
     async def _graph(self, request: web.Request) -> web.Response:
         params = await self._params(request)
-        self._record(Call("graph", "messages", params, request.path, dict(request.headers)))
-        if self.graph_failures:
-            status = self.graph_failures.pop(0)
+        status = self.graph_failures.pop(0) if self.graph_failures else 200
+        self._record(Call("graph", "messages", params, request.path, dict(request.headers), status))
+        if status != 200:
             return web.json_response({"error": {"message": "simulated", "code": status}}, status=status)
         if params.get("status") == "read":
             return web.json_response({"success": True})

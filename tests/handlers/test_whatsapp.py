@@ -125,3 +125,20 @@ async def test_a_delivery_retried_after_the_window_gets_no_free_form_reply(webho
         await webhook.process(parse_payload(payload)[0])
     assert fake_apis.graph("text") == []
     assert any("older than 24 h" in r.getMessage() for r in caplog.records)
+
+
+async def test_queued_user_is_told_the_position_and_typing_is_renewed(service, stores, fake_apis, answerer):
+    graph = GraphClient(GraphConfig(fake_apis.graph_base, "PNID", "tok", backoff_seconds=0.01, retries=2))
+    hook = WhatsAppWebhook(service, graph, stores.dedup, stores.state, app_secret="s", verify_token="v",
+                           typing_interval=0.05)
+    answerer.queue_position = 2
+    answerer.before_answer = lambda: fake_apis.wait_for(lambda: len(fake_apis.graph("read")) >= 2)
+    try:
+        await hook.process(parse_payload(wa_text("Apa saja laboratorium yang tersedia?", msg_id="wamid.Q",
+                                                 sender="62816"))[0])
+    finally:
+        await hook.close()
+    bodies = [c.params["text"]["body"] for c in fake_apis.graph("text")]
+    assert "sedang antre (posisi 2)" in bodies[0]
+    assert "laboratorium" in bodies[1]
+    assert len(fake_apis.graph("read")) >= 2
