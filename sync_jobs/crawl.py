@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 _MAX_SITEMAPS = 60
 _EXTRACT_TIMEOUT = 120.0
+_DOWN_AFTER = 5  # failed requests in a row (with no answer yet) before the site counts as down
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,9 @@ class _Crawl:
         self.truncated = False
         self.errors: list[str] = []
         self.fetcher: Fetcher | None = None
+        self.aborted = False
+        self.failures_in_a_row = 0
+        self.answered = 0
 
     # --- frontier ---------------------------------------------------------------------------------------------
     def enqueue(self, url: str, depth: int) -> None:
@@ -226,10 +230,21 @@ class _Crawl:
         while True:
             depth, _, url = await self.queue.get()
             try:
-                if self.fetches >= self.config.max_pages:
+                if self.fetches >= self.config.max_pages or self.aborted:
                     self.truncated = True
                     continue
                 await self.process(url, depth)
+                outcome = self.outcomes.get(normalize_url(url))
+                if outcome is not None and outcome.kind == "failed" and not outcome.responded:
+                    self.failures_in_a_row += 1
+                elif outcome is not None:
+                    self.failures_in_a_row = 0
+                    self.answered += int(outcome.responded)
+                limit = _DOWN_AFTER if not self.answered else _DOWN_AFTER * 4
+                if self.failures_in_a_row >= limit and not self.aborted:
+                    self.aborted = True
+                    self.errors.append(f"stopped after {self.failures_in_a_row} failed requests in a row: "
+                                       "the site looks down")
             except Exception as error:  # one bad page must not end the crawl
                 logger.exception("crawl: unexpected error on %s", url)
                 self.outcomes[normalize_url(url)] = _Outcome("failed", url, reason=f"{type(error).__name__}: {error}")
@@ -434,6 +449,7 @@ async def crawl_site(config: CrawlConfig, store: DocumentStore) -> CrawlReport:
         report.errors.append(f"deadline of {config.deadline:g}s reached (CRAWL_DEADLINE_SECONDS); "
                              "the crawl is partial and removed nothing")
     report.truncated = crawl.truncated
+    report.errors.extend(crawl.errors)
     for url, reason in crawl.skipped.items():
         report.skipped_urls[url] = reason
     responded = any(o.responded for o in crawl.outcomes.values())

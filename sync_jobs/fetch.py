@@ -169,7 +169,7 @@ class Fetcher:
                 parsed = email.utils.parsedate_to_datetime(retry_after) if retry_after else None
                 if parsed is not None:
                     wait = max(wait, parsed.timestamp() - time.time())
-        return min(max(wait, 0.0), 30.0)
+        return min(max(wait, 0.0), 30.0, self.timeout)
 
     async def get(self, url: str, *, etag: str = "", last_modified: str = "", accept_any: bool = False,
                   retries: int | None = None) -> FetchResult:

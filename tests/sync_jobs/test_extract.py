@@ -1,0 +1,115 @@
+"""Extraction: main content without boilerplate, lecturers and curriculum as entities, PDFs, charsets, bad HTML."""
+
+from __future__ import annotations
+
+import io
+
+from sync_jobs.decode import decode_body
+from sync_jobs.extract import extract, parse_page
+from sync_jobs.normalize import normalize_text
+
+PAGE = """<!doctype html><html><head><title>Dosen &#8211; Prodi TI</title>
+<link rel="canonical" href="http://prodi.example/dosen/"></head><body>
+<header class="site-header"><nav><ul><li><a href="/">Beranda</a></li><li><a href="/dosen/">Dosen</a></li></ul></nav></header>
+<div id="cookie-notice">Kami memakai cookie agar situs berjalan baik. Setuju</div>
+<main><article><h1>Daftar Dosen</h1>
+<p>Prodi memiliki dosen tetap di lima bidang keahlian utama yang mendukung kurikulum.</p>
+<div class="card"><h3>Dr. Budi Santoso, M.Kom.</h3><p>NIDN: 0012345678</p><p>Bidang Keahlian: Kecerdasan Buatan</p>
+<p>Email: budi@prodi.example</p></div>
+<div class="card"><h3>Siti Aminah, M.T.</h3><p><strong>NIDN</strong>: 0098765432</p><p>Bidang Keahlian: Jaringan</p></div>
+<h2>Kurikulum Semester 1</h2>
+<table><thead><tr><th>No</th><th>Kode MK</th><th>Nama Mata Kuliah</th><th>SKS</th><th>Sifat</th></tr></thead>
+<tr><td>1</td><td>IF101</td><td>Algoritma dan Pemrograman</td><td>4</td><td>Wajib</td></tr>
+<tr><td>2</td><td>IF102</td><td>Kalkulus</td><td>3</td><td>Wajib</td></tr></table>
+<h2>Mata Kuliah Pilihan Semester V</h2>
+<table><tr><th>Kode</th><th>Mata Kuliah</th><th>SKS</th></tr><tr><td>IF551</td><td>Data Mining</td><td>3</td></tr></table>
+<div class="sharedaddy"><h3>Bagikan ini:</h3><a href="#">Facebook</a></div>
+</article></main>
+<aside class="widget-area"><h2>Berita Terbaru</h2><ul><li>Wisuda</li></ul></aside>
+<footer class="site-footer"><p>Jl. Contoh No. 1, Malang 65144</p></footer></body></html>"""
+
+
+def _by_kind(docs):
+    out: dict[str, list] = {}
+    for doc in docs:
+        out.setdefault(doc.kind, []).append(doc)
+    return out
+
+
+def test_page_is_split_into_lecturers_curriculum_and_clean_main_text() -> None:
+    page = parse_page("http://prodi.example/dosen", PAGE.encode(), "text/html; charset=utf-8")
+    kinds = _by_kind(page.documents)
+    assert page.canonical == "http://prodi.example/dosen/"
+    assert {d.title for d in kinds["lecturer"]} == {"Dr. Budi Santoso, M.Kom.", "Siti Aminah, M.T."}
+    budi = next(d for d in kinds["lecturer"] if d.title.startswith("Dr. Budi"))
+    assert "NIDN: 0012345678" in budi.text and "Bidang Keahlian: Kecerdasan Buatan" in budi.text
+    assert "Siti" not in budi.text
+    lines = kinds["curriculum"][0].text.splitlines()
+    assert "IF101 – Algoritma dan Pemrograman – 4 SKS – Semester 1 – Wajib" in lines
+    assert "IF102 – Kalkulus – 3 SKS – Semester 1 – Wajib" in lines
+    assert "IF551 – Data Mining – 3 SKS – Semester 5 – Pilihan" in lines
+    main = kinds["page"][0]
+    assert main.title == "Daftar Dosen"
+    assert "lima bidang keahlian" in main.text
+    everything = "\n".join(d.text for d in page.documents)
+    for junk in ("cookie", "Jl. Contoh", "Berita Terbaru", "Bagikan", "Beranda", "0012345678\nSiti"):
+        assert junk not in everything
+    assert all(d.url == "http://prodi.example/dosen/" for d in page.documents)
+    assert "http://prodi.example/" in page.links
+
+
+def test_single_profile_page_is_one_lecturer_document_with_field_lines() -> None:
+    html = """<html><body><main><h1>Prof. Dr. Suhartono, S.Si., M.Kom.</h1><dl><dt>NIP</dt><dd>1968</dd>
+    <dt>Pendidikan</dt><dd>S1 Matematika, ITS<br>S2 Informatika, ITS</dd><dt>Scopus ID</dt><dd>5646</dd></dl>
+    <p>Beliau meneliti jaringan saraf tiruan untuk pengenalan pola.</p></main></body></html>"""
+    docs = extract("http://prodi.example/prof-suhartono/", html.encode(), "text/html")
+    assert [d.kind for d in docs] == ["lecturer"]
+    doc = docs[0]
+    assert doc.title == "Prof. Dr. Suhartono, S.Si., M.Kom."
+    assert "Pendidikan: S1 Matematika, ITS; S2 Informatika, ITS" in doc.text
+    assert "Scopus ID: 5646" in doc.text and "jaringan saraf tiruan" in doc.text
+
+
+def test_normalisation_nfkc_invisible_dashes_whitespace() -> None:
+    raw = "KRS\u00a0\u2014 Online,  Visi\u200b Prodi\ufeff\n\n\n\nﬁnal\u2011test   x"
+    assert normalize_text(raw) == "KRS – Online, Visi Prodi\n\nfinal-test x"
+
+
+def test_non_utf8_and_wrong_declared_charset_are_decoded() -> None:
+    text = "Université – Ma’ruf"
+    assert decode_body(text.encode("cp1252"), "text/html; charset=windows-1252") == text
+    assert decode_body(text.encode("utf-8"), "text/html; charset=iso-8859-1") == text
+    body = f'<html><head><meta charset="windows-1252"></head><body><main><p>{text} lulus 2017 dengan baik sekali.</p></main></body></html>'
+    docs = extract("http://prodi.example/a", body.encode("cp1252"), "text/html")
+    assert text in docs[0].text
+
+
+def test_malformed_html_still_gives_text() -> None:
+    html = b"<html><body><div><p>Pendaftaran dibuka <b>1 Mei<p>Syarat: ijazah SMA<table><tr><td>Biaya<td>Rp 5 juta</div>"
+    docs = extract("http://prodi.example/pmb", html, "text/html")
+    text = docs[0].text
+    assert "Pendaftaran dibuka" in text and "ijazah SMA" in text and "Rp 5 juta" in text
+
+
+def test_pdf_text_is_extracted() -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.set_title("Pedoman Skripsi")
+    pdf.multi_cell(0, 8, "Skripsi minimal 6 SKS dan dibimbing oleh dua dosen pembimbing.")
+    data = bytes(pdf.output())
+    docs = extract("http://prodi.example/wp-content/uploads/pedoman.pdf", data, "application/pdf")
+    assert docs[0].kind == "pdf" and docs[0].title == "Pedoman Skripsi"
+    assert "dua dosen pembimbing" in docs[0].text
+
+
+def test_noindex_and_unsupported_types() -> None:
+    import pytest
+
+    page = parse_page("http://p.example/x", b'<html><head><meta name="robots" content="noindex"></head>'
+                      b"<body><p>Rahasia</p><a href='/y'>y</a></body></html>", "text/html")
+    assert page.noindex and not page.documents and page.links == ("http://p.example/y",)
+    with pytest.raises(ValueError, match="only HTML and PDF"):
+        extract("http://p.example/z.png", io.BytesIO(b"x").read(), "image/png")
