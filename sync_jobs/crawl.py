@@ -455,8 +455,9 @@ async def crawl_site(config: CrawlConfig, store: DocumentStore) -> CrawlReport:
     responded = any(o.responded for o in crawl.outcomes.values())
     if not responded:
         report.site_down = True
-        failures = [f"{o.url}: {o.reason}" for o in crawl.outcomes.values() if o.kind == "failed"]
+        failures = [f"{o.url}: {o.reason}" for o in crawl.outcomes.values() if o.kind in ("failed", "skipped")]
         report.failed_urls = {o.url: o.reason for o in crawl.outcomes.values() if o.kind == "failed"}
+        report.skipped_urls.update({o.url: o.reason for o in crawl.outcomes.values() if o.kind != "failed"})
         report.failed = len(report.failed_urls)
         report.skipped = len(report.skipped_urls)
         report.errors.insert(0, "site unreachable: no page answered; the document store was left untouched"

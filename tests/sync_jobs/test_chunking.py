@@ -61,7 +61,7 @@ def test_chunks_cover_text_respect_bounds_and_overlap(doc: Document, target: int
     # most the configured number of words (exactly a suffix of the previous chunk's body).
     all_text = " ".join(c.text for c in chunks).split()
     position = {w: i for i, w in enumerate(all_text)}
-    for heading, body in doc.sections:
+    for _heading, body in doc.sections:
         for word in body.split():
             assert word in position, f"word {word} lost"
     covered: list[str] = []
