@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+import re
 from typing import Any
 
 __all__ = ["facts_usable", "render_facts"]
 
 
-def facts_usable(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) -> bool:
-    """A lookup answers the question only when it matched a constraint beyond a bare name: a person without the
-    asked attribute ("nomor HP pribadi Prof. X") or a course named in passing ("syarat mengambil skripsi") is not
-    an answer; the text pipeline takes those."""
+_COURSE_ATTRIBUTES = re.compile(r"\b(sks|semester|kode|sifat|wajib|pilihan|bobot)\b", re.IGNORECASE)
+
+
+def facts_usable(constraints: dict[str, Any], rows: Sequence[dict[str, Any]], question: str = "") -> bool:
+    """A lookup answers the question only when it matched a constraint beyond a bare name, or when the question
+    names a course and asks for one of its table attributes ("Berapa SKS mata kuliah Skripsi?"). A person without
+    the asked attribute ("nomor HP pribadi Prof. X") or a course named in passing ("syarat mengambil skripsi") is
+    not an answer; the text pipeline takes those."""
     if not rows:
         return False
-    keys = set(constraints)
-    return bool(keys - {"name"})
+    if set(constraints) - {"name"}:
+        return True
+    return all(r.get("table") == "courses" for r in rows) and bool(_COURSE_ATTRIBUTES.search(question))
 
 
 def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
@@ -37,6 +43,10 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
                 extra.append(f"smt {r.get('semester')}")
             tail = f" ({', '.join(extra)})" if extra else ""
             items.append(f"{r.get('code')} {r.get('name')}{tail}")
+        if "name" in constraints and not label and len(courses) == 1:
+            r = courses[0]
+            return (f"Mata kuliah {r.get('code')} {r.get('name')}: {r.get('sks')} SKS, semester {r.get('semester')}, "
+                    f"{r.get('kind')}.")
         head = f"Mata kuliah {', '.join(label)}" if label else "Mata kuliah"
         parts.append(f"{head} ({len(items)}): " + "; ".join(items) + ".")
     if lecturers:

@@ -43,7 +43,7 @@ from generation.support import (
     text_stems,
 )
 from generation.telemetry import TelemetryWriter
-from generation.text import normalize, sentences, words
+from generation.text import normalize, sentences, strip_clitics, words
 from generation.types import Answer, Generation, Source, Trace
 
 __all__ = ["AnswerPipeline", "PipelineConfig", "StopReason"]
@@ -246,14 +246,14 @@ class AnswerPipeline:
         if cfg.facts_lookup and facts is not None and hasattr(facts, "lookup"):
             t = time.perf_counter()
             try:
-                found = await self._run(facts.lookup, query)
+                found = await self._run(facts.lookup, strip_clitics(query))
             except Exception:
                 logger.warning("facts lookup failed", exc_info=True)
                 found = None
             timed("facts", t)
             rows = list(getattr(found, "rows", ()) or ()) if found else []
             constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
-            if facts_usable(constraints, rows):
+            if facts_usable(constraints, rows, query):
                 return await self._facts_answer(index, query, found, trace)
             if rows:
                 trace.add("facts", skipped="name_only", constraints=constraints)

@@ -91,7 +91,10 @@ def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
     # previous answer gave ("emailnya?" after "Ketua prodi adalah Supriyono, M.Kom.")
     own_words = set(words(question))
     topic = [w for w in words(prev_core) if w not in QUESTION_WORDS and (w.isdigit() or w not in own_words)]
-    names = [n for n in _names(reply) if n.lower() not in topic] if reply and not reply.startswith("Maaf") else []
+    # names only for a pronoun-like reference ("emailnya?", "beliau"), not for a narrowing ("yang 3 SKS saja?")
+    refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", question, re.IGNORECASE)
+    names = ([n for n in _names(reply) if n.lower() not in topic]
+             if refers and reply and not reply.startswith("Maaf") else [])
     query = f"{question.strip().rstrip('?!. ')} {' '.join(topic + names)}".strip()
     return FollowUp(query + "?", True, previous)
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "ANSWER_TYPE_WORDS",
+    "strip_clitics",
     "QUESTION_WORDS",
     "STOPWORDS",
     "anchors",
@@ -62,8 +63,10 @@ def words(text: str) -> list[str]:
 
 def _strip_suffix(word: str) -> str:
     # light Indonesian clitic stripping so "dosennya" matches "dosen"; keep short words intact
+    if word.endswith("-nya") and len(word) > 5:  # "UAS-nya"
+        return word[:-4]
     for suffix in ("nya", "lah", "kah", "pun"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (3 if suffix == "nya" else 4):
             return word[: -len(suffix)]
     return word
 
@@ -126,3 +129,8 @@ def word_set(texts: Iterable[str]) -> set[str]:
     for t in texts:
         out.update(_strip_suffix(w) for w in words(t))
     return out
+
+
+def strip_clitics(text: str) -> str:
+    """The text with "-nya" / "-lah" / "-kah" clitics removed from its words ("emailnya?" → "email?")."""
+    return _WORD.sub(lambda m: _strip_suffix(m.group(0)) if m.group(0).lower() not in STOPWORDS else m.group(0), text)
