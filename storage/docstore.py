@@ -322,10 +322,12 @@ class DocumentStore:
 
     def sync_documents(self, documents: list[Document], chunks: Mapping[str, list[Chunk]],
                        *, replace_all: bool = True) -> DocChanges:
-        """Store ``documents`` outside a crawl (e.g. loaded from JSONL); same change tracking as a crawl."""
-        return self.commit_crawl(pages=(), removed_pages=(), documents=documents, chunks=chunks,
-                                 report={"source": "sync_documents"}) if replace_all else self._sync_partial(
-            documents, chunks)
+        """Store ``documents`` outside a crawl (e.g. loaded from JSONL), with the same change tracking.
+        ``replace_all`` removes stored documents that are not in ``documents``."""
+        if replace_all:
+            return self.commit_crawl(pages=(), removed_pages=(), documents=documents, chunks=chunks,
+                                     report={"source": "sync_documents"})
+        return self._sync_partial(documents, chunks)
 
     def _sync_partial(self, documents: list[Document], chunks: Mapping[str, list[Chunk]]) -> DocChanges:
         with self._lock:
