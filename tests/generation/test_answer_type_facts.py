@@ -1,0 +1,56 @@
+"""Answer-type checks, list-question detection, and the facts-table rendering/usability rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from generation.answer_type import expected_type, is_list_question, type_ok
+from generation.facts_render import facts_usable, render_facts
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "ok"),
+    [
+        ("Berapa biaya tinggal di asrama per bulan?", "Mahasiswa baru wajib tinggal di asrama selama satu tahun.", False),
+        ("Berapa biaya UKT?", "UKT golongan 3 sebesar Rp 2.500.000 per semester.", True),
+        ("Berapa lama kerja praktik?", "Kerja praktik dilaksanakan minimal 1 bulan.", True),
+        ("Berapa lama kerja praktik?", "Kerja praktik dilaksanakan di perusahaan mitra.", False),
+        ("Kapan UAS genap?", "UAS genap: 15–26 Juni 2026", True),
+        ("Kapan UAS genap?", "UAS dilaksanakan di gedung kuliah bersama.", False),
+        ("Siapa ketua prodi?", "Ketua Program Studi adalah Supriyono, M.Kom.", True),
+        ("Siapa ketua prodi?", "ketua program studi dipilih oleh senat fakultas.", False),
+        ("Apa visi prodi?", "Menjadi prodi unggul.", True),
+    ],
+)
+def test_answer_type(question, sentence, ok):
+    assert type_ok(expected_type(question), sentence) is ok
+
+
+def test_list_questions():
+    assert is_list_question("Apa saja komunitas mahasiswa?")
+    assert is_list_question("Sebutkan laboratorium yang ada")
+    assert not is_list_question("Siapa ketua prodi?")
+
+
+COURSES = [
+    {"table": "courses", "code": "IF-301", "name": "Basis Data", "sks": 3, "semester": 3, "kind": "wajib", "url": "u"},
+    {"table": "courses", "code": "IF-302", "name": "Struktur Data", "sks": 3, "semester": 3, "kind": "wajib", "url": "u"},
+]
+
+
+def test_facts_rendering_is_compact():
+    text = render_facts({"semester": 3, "sks": 3}, COURSES)
+    assert text == "Mata kuliah semester 3, 3 SKS (2): IF-301 Basis Data; IF-302 Struktur Data."
+    one = render_facts({"name": "Basis Data"}, COURSES[:1])
+    assert "IF-301" in one and "3 SKS" in one and "semester 3" in one
+    lec = [{"table": "lecturers", "name": "Dr. A", "field": "Email", "value": "a@x.id", "url": "u"}]
+    assert render_facts({"name": ["Dr. A"], "field": ["Email"]}, lec) == "Email Dr. A: a@x.id."
+
+
+def test_facts_usability():
+    assert facts_usable({"semester": 3}, COURSES)
+    assert not facts_usable({"semester": 3}, [])
+    assert facts_usable({"name": "Basis Data"}, COURSES[:1], "Berapa SKS mata kuliah Basis Data?")
+    assert not facts_usable({"name": "Skripsi"}, COURSES[:1], "Apa syarat mengambil skripsi?")
+    lec = [{"table": "lecturers", "name": "Prof. X", "field": "NIP", "value": "1", "url": "u"}]
+    assert not facts_usable({"name": ["Prof. X"]}, lec, "Berapa nomor HP pribadi Prof. X?")
