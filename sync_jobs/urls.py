@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import posixpath
 import re
@@ -59,6 +60,7 @@ def _clean_path(path: str) -> str:
     return quote(path, safe=_PATH_SAFE)
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_url(url: str) -> str:
     """A stable key for a URL: lower-case scheme and host, no default port, no fragment, no tracking parameters,
     sorted query, dot segments resolved, and no trailing slash (``/profil/`` and ``/profil`` are one page)."""
@@ -87,6 +89,7 @@ def normalize_url(url: str) -> str:
     return urlunsplit((scheme, netloc, path, urlencode(sorted(query)), ""))
 
 
+@functools.lru_cache(maxsize=65536)
 def clean_url(url: str) -> str:
     """The URL to fetch and show: like :func:`normalize_url` but keeping the site's own trailing slash."""
     parts = urlsplit(normalize_url(url))
@@ -97,6 +100,7 @@ def clean_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
+@functools.lru_cache(maxsize=65536)
 def resolve_link(base: str, href: str) -> str | None:
     """An absolute http(s) URL for a link on ``base``, without fragment, or None for mailto:, javascript: etc."""
     href = (href or "").strip()
