@@ -16,7 +16,11 @@ import contextlib
 import inspect
 import json
 import logging
+import multiprocessing
+import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +33,7 @@ __all__ = [
     "IndexWatcher",
     "Notifier",
     "ReindexCoordinator",
+    "SubprocessReindex",
     "TelegramNotifier",
     "format_run_summary",
 ]
@@ -264,6 +269,75 @@ class ReindexCoordinator:
             with contextlib.suppress(Exception):
                 await self._recovery
         await self.wait_idle()
+
+
+# --- running the job in a child process ---------------------------------------------------------------------
+
+def _child_init(nice: int) -> None:
+    """Lower the reindex child's CPU priority: user questions in the parent come first."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(nice)
+
+
+def _run_job_in_child(settings: Any, trigger: str, requested_by: str | None) -> dict[str, Any]:
+    """Entry point of the child process: build the job from Settings and run it once."""
+    from bot import wiring
+
+    async def main() -> dict[str, Any]:
+        redis = None
+        if settings.redis_url:
+            from storage.redis_guard import connect_redis
+
+            redis = connect_redis(settings.redis_url, timeout=5.0)
+        try:
+            job = wiring.build_reindex_job(settings, redis=redis)
+            run = await job.run(trigger, requested_by=requested_by)
+            return run.as_json()
+        finally:
+            if redis is not None:
+                await redis.aclose()
+
+    return asyncio.run(main())
+
+
+class SubprocessReindex:
+    """Runs ``ReindexJob.run`` in a spawned child process at a lower CPU priority (``nice``).
+
+    Crawling (HTML parsing), embedding and index building are CPU-bound Python; in the serving process they would
+    compete with user questions for the GIL. The child shares nothing but files and Redis with the parent, which is
+    exactly what the job's locks, run records and atomic pointer are built for. ``status``, ``recover`` and ``runs``
+    come from the in-process ``job`` (cheap reads).
+    """
+
+    def __init__(self, settings: Any, job: Any, *, nice: int = 10) -> None:
+        self.settings = settings
+        self.job = job
+        self.nice = nice
+        self.runs = job.runs
+        self.index_manager = job.index_manager
+
+    async def run(self, trigger: str, requested_by: str | None = None) -> JobRun:
+        loop = asyncio.get_running_loop()
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_child_init, initargs=(self.nice,))
+        try:
+            data = await loop.run_in_executor(pool, _run_job_in_child, self.settings, trigger, requested_by)
+            return JobRun(**data)
+        except BrokenProcessPool:
+            logger.error("the reindex child process died; cleaning up what it left")
+            await self.job.recover()
+            recent = await loop.run_in_executor(None, self.runs.recent, 1)
+            if recent:
+                return recent[0]
+            raise
+        finally:
+            await loop.run_in_executor(None, pool.shutdown)
+
+    async def status(self) -> dict[str, Any]:
+        return await self.job.status()
+
+    async def recover(self) -> dict[str, Any]:
+        return await self.job.recover()
 
 
 # --- reload across processes --------------------------------------------------------------------------------

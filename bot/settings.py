@@ -129,6 +129,7 @@ class Settings(BaseSettings):
     reindex_lock_ttl_seconds: float = Field(300.0, ge=5)
     reindex_misfire_grace_seconds: int = Field(3600, ge=1)
     index_reload_interval_seconds: float = Field(30.0, ge=0)
+    reindex_in_subprocess: bool = True
 
     @field_validator("admin_ids", "site_seeds", "site_allowed_domains", mode="before")
     @classmethod

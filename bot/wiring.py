@@ -532,14 +532,17 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
                               recover: bool = True):
     """The ReindexCoordinator for ``serve``: the job, per-tick claims, admin notifications, metrics.
 
+    With REINDEX_IN_SUBPROCESS (the default) each run happens in a spawned child process at a lower CPU priority.
+
     Called inside a running event loop, it also starts the start-up recovery (aborted runs, leftovers) in the
     background; ``coordinator.close()`` waits for it.
     """
-    from bot.ops import ReindexCoordinator
+    from bot.ops import ReindexCoordinator, SubprocessReindex
 
     job = build_reindex_job(settings, redis=redis, index_manager=index_manager)
+    runner = SubprocessReindex(settings, job) if settings.reindex_in_subprocess else job
     coordinator = ReindexCoordinator(
-        job,
+        runner,
         claims=build_tick_claims(settings, redis),
         notify=notifier if notifier is not None else build_admin_notifier(settings),
         metrics=metrics,

@@ -59,8 +59,8 @@ async def test_kill_9_during_a_build_leaves_the_old_index_serving_after_a_restar
         html = page.read_text(encoding="utf-8")
         extra = (f"<p>Pengumuman tambahan nomor {n}: jadwal konsultasi akademik semester ini dipindah ke ruang "
                  f"{100 + n} gedung B, setiap hari kerja pukul {8 + n % 8}.00 sampai selesai.</p>")
-        page.write_text(html.replace("</article>", extra + "</article>", 1) if "</article>" in html
-                        else html.replace("</main>", extra + "</main>", 1), encoding="utf-8")
+        at = html.find("<p>", max(0, html.find("<main")))  # inside the main content
+        page.write_text(html[:at] + extra + html[at:], encoding="utf-8")
 
     runs = RunStore(settings.data_dir / "runs.sqlite3")
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "reindex", "--json", env=env,
