@@ -88,22 +88,11 @@ def _sections(blocks: list[Block], title: str) -> list[tuple[str, str]]:
             sections.append((block.text, []))
         else:
             sections[-1][1].append(block.text)
-    # A heading with nothing under it is kept as a line of the next section's text (nothing is lost).
-    out: list[tuple[str, str]] = []
-    carry = ""
-    for heading, lines in sections:
-        if not lines:
-            carry = f"{carry} {heading}".strip() if heading else carry
-            continue
-        if carry:
-            if heading:
-                lines = [carry, *lines]
-            else:
-                heading = carry
-            carry = ""
-        out.append((heading, "\n".join(lines)))
-    if carry:
-        out.append(("", carry))
+    # A heading with nothing under it is dropped (link-list titles, empty widgets), unless it is all there is.
+    out = [(heading, "\n".join(lines)) for heading, lines in sections if lines]
+    if not out:
+        heads = [heading for heading, _ in sections if heading]
+        return [("", "\n".join(heads))] if heads else []
     return out
 
 
@@ -248,8 +237,10 @@ def _parse_html(url: str, body: bytes, content_type: str, fetched_at: str) -> Pa
     if not whole_page:
         blocks = _trafilatura_blocks(str(soup), url)
         fallback = blocks_of(main)
-        if _words(blocks) < 0.4 * _words(fallback):
-            blocks = fallback
+        kept = {b.text for b in blocks}
+        lost_rows = any(b.row and b.text not in kept for b in fallback)
+        if lost_rows or _words(blocks) < 0.4 * _words(fallback):
+            blocks = fallback  # trafilatura dropped facts (table rows) or most of the page
         page = make_document(doc_url, title, _sections(blocks, title), kind="page", fetched_at=fetched_at)
         if page is not None:
             documents.append(page)

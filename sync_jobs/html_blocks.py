@@ -26,7 +26,7 @@ _BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "s
 # One class or id matching this is boilerplate: navigation, footers, sidebars, cookie banners, share widgets.
 _BOILERPLATE_NAME = re.compile(
     r"^(?:widget|widgets|widget-area|sidebar.*|.*-sidebar|secondary|site-footer|footer|footer-.*|.*-footer|"
-    r"colophon|site-header|masthead|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
+    r"colophon|site-header|masthead|.*-location-header|.*-location-footer|comments-.*|post-author|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
     r"breadcrumbs?|.*breadcrumb.*|.*cookie.*|.*consent.*|.*gdpr.*|cmplz.*|.*share.*|.*sharing.*|.*social.*|"
     r"related.*|.*-related|comments?|comment-.*|.*-comments|respond|popup.*|.*-popup|modal.*|newsletter.*|"
     r"skip-link|screen-reader-text|sr-only|visually-hidden|post-navigation|nav-links|pagination|page-links|"
@@ -47,6 +47,7 @@ class Block:
 
     level: int
     text: str
+    row: bool = False  # a table row or a definition-list entry: a fact that must not be lost
 
 
 def parse_html(html: str) -> BeautifulSoup:
@@ -171,7 +172,7 @@ def blocks_of(element: Tag) -> list[Block]:
                 for cells in rows:
                     text = _row_line(header, cells)
                     if text:
-                        out.append(Block(0, text))
+                        out.append(Block(0, text, row=True))
             elif name == "dl":
                 flush()
                 label = ""
@@ -187,7 +188,7 @@ def blocks_of(element: Tag) -> list[Block]:
                         normalize_inline(part) for part in item.get_text("\n", strip=True).split("\n") if part.strip()
                     )
                     if value:
-                        out.append(Block(0, f"{label.rstrip(':：')}: {value}" if label else value))
+                        out.append(Block(0, f"{label.rstrip(':：')}: {value}" if label else value, row=True))
                     label = ""
                 if label:
                     out.append(Block(0, label))

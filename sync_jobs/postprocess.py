@@ -188,6 +188,60 @@ def dedupe(documents: list[Document]) -> list[Document]:
     return [replace.get(i, d) for i, d in enumerate(merged) if i not in drop]
 
 
+_ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:…|\.\.\.)\s*\]|…|\.\.\.)\s*$")
+_EXCERPT_MIN_WORDS = 8
+
+
+def _rebuilt(doc: Document, sections: list[tuple[str, str]]) -> Document | None:
+    new = make_document(doc.url, doc.title, sections, kind=doc.kind, fetched_at=doc.fetched_at)
+    if new is None:
+        return None
+    return Document(doc_id=doc.doc_id, url=new.url, title=new.title, text=new.text, content_hash=new.content_hash,
+                    fetched_at=new.fetched_at, kind=new.kind, urls=doc.urls, sections=new.sections, meta=doc.meta)
+
+
+def drop_excerpts(documents: list[Document]) -> list[Document]:
+    """Listing pages (home, news) repeat the first lines of the posts they link to. A line of page A is dropped
+    when page B's title appears in A and B's own text contains the line (or, for a trimmed "…" excerpt, its
+    start): B keeps the fact, A keeps its own text."""
+    pages = [d for d in documents if d.kind == "page"]
+    by_title: dict[str, list[Document]] = {}
+    for doc in pages:
+        if len(doc.title.split()) >= 3:
+            by_title.setdefault(_line_key(doc.title), []).append(doc)
+    if not by_title:
+        return documents
+    texts = {d.doc_id: _line_key(d.text.replace("\n", " ")) for d in pages}
+    out: list[Document] = []
+    for doc in documents:
+        if doc.kind != "page":
+            out.append(doc)
+            continue
+        owners = {o.doc_id for key in _doc_lines(doc) for o in by_title.get(key, ()) if o.doc_id != doc.doc_id}
+        if not owners:
+            out.append(doc)
+            continue
+        owner_text = " \u241e ".join(texts[o] for o in sorted(owners))
+        sections = []
+        touched = False
+        for heading, body in doc.sections:
+            kept = []
+            for line in body.split("\n"):
+                probe = _line_key(_ELLIPSIS.sub("", line))
+                if len(probe.split()) >= _EXCERPT_MIN_WORDS and probe in owner_text:
+                    touched = True
+                    continue
+                kept.append(line)
+            sections.append((heading, "\n".join(kept)))
+        if not touched:
+            out.append(doc)
+            continue
+        new = _rebuilt(doc, sections)
+        if new is not None:
+            out.append(new)
+    return out
+
+
 def postprocess(raw: Mapping[str, tuple[Document, ...]]) -> list[Document]:
     """Raw extracts per page (keyed by normalised URL) → the site's final documents."""
     boiler = boilerplate_lines(raw)
@@ -197,4 +251,4 @@ def postprocess(raw: Mapping[str, tuple[Document, ...]]) -> list[Document]:
             cleaned = _strip(doc, boiler)
             if cleaned is not None and cleaned.text.strip():
                 documents.append(cleaned)
-    return dedupe(documents)
+    return dedupe(drop_excerpts(documents))
