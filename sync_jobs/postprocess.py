@@ -112,7 +112,7 @@ def _jaccard(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _merge(keep: Document, others: list[Document]) -> Document:
-    urls = sorted({u for d in [keep, *others] for u in (d.urls or (d.url,))}, key=lambda u: (len(u), u))
+    urls = sorted({u for d in [keep, *others] for u in (d.urls or (d.url,))}, key=lambda u: ("?" in u, len(u), u))
     if keep.url in urls:
         urls.remove(keep.url)
     urls.insert(0, keep.url)
@@ -122,12 +122,13 @@ def _merge(keep: Document, others: list[Document]) -> Document:
 
 
 def _url_rank(doc: Document) -> tuple:
-    return (len(doc.url), doc.url, doc.doc_id)
+    """Which URL of a duplicate group is kept: no query string first, then the shortest, then alphabetical."""
+    return ("?" in doc.url, len(doc.url), doc.url, doc.doc_id)
 
 
 def dedupe(documents: list[Document]) -> list[Document]:
     """Collapse documents with the same id, the same text, the same lecturer, or near-identical text
-    (SimHash candidates confirmed by shingle Jaccard ≥ 0.8). The shortest URL wins; all URLs are kept."""
+    (SimHash candidates confirmed by shingle Jaccard ≥ 0.8). The cleanest URL wins; all URLs are kept."""
     groups: dict[str, list[Document]] = {}
     order: list[str] = []
 

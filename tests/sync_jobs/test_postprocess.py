@@ -1,0 +1,57 @@
+"""Site-wide clean-up: boilerplate lines repeated across pages, exact and near duplicates, listing excerpts."""
+
+from __future__ import annotations
+
+from sync_jobs.extract import make_document
+from sync_jobs.postprocess import postprocess
+
+BOILER = "Kampus: Jl. Contoh No. 1, Malang 65144 · Telepon (0341) 000000"
+
+
+def page(path: str, title: str, *lines: str):
+    doc = make_document(f"http://p.example/{path}", title, [("", "\n".join(lines))])
+    assert doc is not None
+    return doc
+
+
+def body(i: int) -> str:
+    return (f"Halaman {i} menjelaskan topik nomor {i} dengan rinci, termasuk syarat, jadwal, dan biaya "
+            f"yang berlaku untuk mahasiswa angkatan {2000 + i}.")
+
+
+def test_lines_on_most_pages_are_removed_even_inside_main_content() -> None:
+    raw = {f"k{i}": (page(f"p{i}", f"Judul {i}", body(i), BOILER),) for i in range(6)}
+    raw["k6"] = (page("p6", "Judul 6", body(6)),)
+    docs = postprocess(raw)
+    assert len(docs) == 7
+    assert not any(BOILER in d.text for d in docs)
+    assert all(f"topik nomor {i}" in d.text for i, d in enumerate(sorted(docs, key=lambda d: d.url)))
+
+
+def test_exact_and_near_duplicates_collapse_and_remember_urls() -> None:
+    text = " ".join(f"Kalimat {i} tentang prosedur pengisian KRS daring setiap awal semester." for i in range(12))
+    near = text.replace("Kalimat 11", "Kalimat sebelas")
+    raw = {
+        "a": (page("profil", "Profil", text),),
+        "b": (page("profile-lama", "Profil", text),),
+        "c": (page("?p=12", "Profil", near),),
+        "d": (page("lain", "Lain", body(1)),),
+    }
+    docs = postprocess(raw)
+    assert len(docs) == 2
+    kept = next(d for d in docs if d.title == "Profil")
+    assert kept.url == "http://p.example/profil"
+    assert set(kept.urls) == {"http://p.example/profil", "http://p.example/profile-lama", "http://p.example/?p=12"}
+
+
+def test_listing_excerpts_are_dropped_but_the_post_keeps_them() -> None:
+    post_text = "Seminar proposal skripsi dilaksanakan pada 14 April 2025 di ruang seminar B.2.05 gedung saintek."
+    post = page("seminar", "Jadwal Seminar Proposal Skripsi", post_text, "Peserta wajib mendaftar lebih dahulu.")
+    listing = make_document("http://p.example/", "Beranda", [
+        ("Sambutan", "Selamat datang di laman program studi kami yang baru."),
+        ("Jadwal Seminar Proposal Skripsi", "10 Maret 2025\n" + post_text[:60] + " […]"),
+    ])
+    docs = {d.url: d for d in postprocess({"a": (post,), "b": (listing,)})}
+    assert post_text in docs["http://p.example/seminar"].text
+    home = docs["http://p.example/"].text
+    assert "Seminar proposal skripsi dilaksanakan" not in home and "Selamat datang" in home
