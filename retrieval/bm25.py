@@ -102,7 +102,11 @@ class BM25Index:
 
     def top(self, query_terms: Iterable[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows and scores of the ``k`` best documents with a positive score, best first."""
-        scores = self.scores(query_terms)
+        return self.top_of(self.scores(query_terms), k)
+
+    @staticmethod
+    def top_of(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and scores of the ``k`` best positive entries of a :meth:`scores` array, best first."""
         positive = np.flatnonzero(scores > 0)
         if positive.size == 0 or k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)

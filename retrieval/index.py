@@ -349,7 +349,6 @@ class IndexManager:
         index = hnswlib.Index(space="cosine", dim=self.embedder.dim)
         index.init_index(max_elements=max(capacity, 1), ef_construction=self.config.hnsw_ef_construction,
                          M=self.config.hnsw_m, random_seed=100)
-        index.set_num_threads(1)
         return index
 
     def _write_hnsw(

@@ -112,7 +112,8 @@ class SearchIndex:
         dense_rows, dense_dist = self._dense(qvec, pool_size)
         t1 = time.perf_counter()
         terms = self.analyzer(query)
-        bm25_rows, _ = self.bm25.top(terms, pool_size) if mode != "dense" else (np.zeros(0, np.int64), None)
+        bm25_all = self.bm25.scores(terms) if terms else np.zeros(len(self.chunks))
+        bm25_rows = self.bm25.top_of(bm25_all, pool_size)[0] if mode != "dense" else np.zeros(0, np.int64)
         t2 = time.perf_counter()
         timings["dense"] = round((t1 - t0) * 1000, 3)
         timings["bm25"] = round((t2 - t1) * 1000, 3)
@@ -121,13 +122,13 @@ class SearchIndex:
             dense_dist[:top_k].tolist(), len(query.split()), self.config.concentration_scale, self.config.length_norm
         )
         if mode == "dense":
-            pool = self._pool(qvec, dense_rows, np.zeros(0, np.int64), terms, with_bm25=False)
+            pool = self._pool(qvec, dense_rows, np.zeros(0, np.int64), bm25_all)
             relevance = pool.cosine.copy()
         elif mode == "bm25":
-            pool = self._pool(qvec, np.zeros(0, np.int64), bm25_rows, terms)
+            pool = self._pool(qvec, np.zeros(0, np.int64), bm25_rows, bm25_all)
             relevance = pool.bm25.copy()
         else:
-            pool = self._pool(qvec, dense_rows, bm25_rows, terms)
+            pool = self._pool(qvec, dense_rows, bm25_rows, bm25_all)
             if self.config.fusion == "rrf":
                 relevance = rrf([pool.dense_rank, pool.bm25_rank], pool.rows.size, self.config.rrf_k)
             else:
@@ -136,7 +137,7 @@ class SearchIndex:
         scores_extra: dict[int, dict[str, float]] = {}
         if mode == "hybrid":
             relevance = minmax(relevance) if relevance.size else relevance
-            pool, relevance, facts = self._fuse_facts(query, qvec, pool, relevance, terms)
+            pool, relevance, facts = self._fuse_facts(query, qvec, pool, relevance, bm25_all)
             relevance = relevance + self._anchor_bonus(pool.rows, terms)
         t3 = time.perf_counter()
         timings["fusion"] = round((t3 - t2) * 1000, 3)
@@ -168,21 +169,21 @@ class SearchIndex:
         return rows, dist[0].astype(np.float32)
 
     def _pool(
-        self, qvec: np.ndarray, dense_rows: np.ndarray, bm25_rows: np.ndarray, terms: list[str], with_bm25: bool = True
+        self, qvec: np.ndarray, dense_rows: np.ndarray, bm25_rows: np.ndarray, bm25_all: np.ndarray
     ) -> _Pool:
         rows = np.asarray(list(dict.fromkeys([*dense_rows.tolist(), *bm25_rows.tolist()])), dtype=np.int64)
         if rows.size == 0:
             empty = np.zeros(0, np.float64)
             return _Pool(rows, empty, empty, np.zeros(0, np.int64), np.zeros(0, np.int64))
         cosine = (self.vectors[rows] @ qvec).astype(np.float64)
-        bm25 = self.bm25.scores(terms)[rows] if with_bm25 and terms else np.zeros(rows.size)
+        bm25 = bm25_all[rows].astype(np.float64)
         position = {int(r): i for i, r in enumerate(rows)}
         dense_rank = np.asarray([position[int(r)] for r in dense_rows], dtype=np.int64)
         bm25_rank = np.asarray([position[int(r)] for r in bm25_rows], dtype=np.int64)
         return _Pool(rows, cosine, bm25, dense_rank, bm25_rank)
 
     def _fuse_facts(
-        self, query: str, qvec: np.ndarray, pool: _Pool, relevance: np.ndarray, terms: list[str]
+        self, query: str, qvec: np.ndarray, pool: _Pool, relevance: np.ndarray, bm25_all: np.ndarray
     ) -> tuple[_Pool, np.ndarray, FactsResult]:
         if not len(self.facts):
             return pool, relevance, FactsResult()
@@ -195,7 +196,7 @@ class SearchIndex:
         if extra:
             rows = np.concatenate([pool.rows, np.asarray(extra, dtype=np.int64)])
             add_cos = (self.vectors[extra] @ qvec).astype(np.float64)
-            add_bm = self.bm25.scores(terms)[extra] if terms else np.zeros(len(extra))
+            add_bm = bm25_all[extra].astype(np.float64)
             pool = _Pool(rows, np.concatenate([pool.cosine, add_cos]), np.concatenate([pool.bm25, add_bm]),
                          pool.dense_rank, pool.bm25_rank)
             relevance = np.concatenate([relevance, np.zeros(len(extra))])
