@@ -152,6 +152,20 @@ def _trafilatura_blocks(html: str, url: str) -> list[Block]:
     return blocks
 
 
+def _with_headings(chosen: list[Block], structure: list[Block]) -> list[Block]:
+    """Trafilatura sometimes drops headings (page builders wrap each one in its own widget). Put the page's own
+    headings back: keep the BeautifulSoup blocks whose text trafilatura kept, plus every heading, in page order,
+    when that accounts for nearly all of trafilatura's text."""
+    if any(b.level for b in chosen) or not any(b.level for b in structure):
+        return chosen
+    kept = {b.text for b in chosen if not b.level}
+    merged = [b for b in structure if b.level or b.text in kept]
+    found = {b.text for b in merged if not b.level}
+    if sum(len(t.split()) for t in found) < 0.8 * sum(len(t.split()) for t in kept):
+        return chosen
+    return merged
+
+
 def _words(blocks: list[Block]) -> int:
     return sum(len(b.text.split()) for b in blocks)
 
@@ -241,6 +255,8 @@ def _parse_html(url: str, body: bytes, content_type: str, fetched_at: str) -> Pa
         lost_rows = any(b.row and b.text not in kept for b in fallback)
         if lost_rows or _words(blocks) < 0.4 * _words(fallback):
             blocks = fallback  # trafilatura dropped facts (table rows) or most of the page
+        else:
+            blocks = _with_headings(blocks, fallback)
         page = make_document(doc_url, title, _sections(blocks, title), kind="page", fetched_at=fetched_at)
         if page is not None:
             documents.append(page)

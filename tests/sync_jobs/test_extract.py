@@ -113,3 +113,35 @@ def test_noindex_and_unsupported_types() -> None:
     assert page.noindex and not page.documents and page.links == ("http://p.example/y",)
     with pytest.raises(ValueError, match="only HTML and PDF"):
         extract("http://p.example/z.png", io.BytesIO(b"x").read(), "image/png")
+
+
+ELEMENTOR = """<!DOCTYPE html><html lang="id"><head><meta charset="UTF-8"><title>Visi Misi &#8211; Informatika</title></head>
+<body class="page-template elementor-default elementor-kit-5 elementor-page elementor-page-120">
+<div data-elementor-type="header" data-elementor-id="77" class="elementor elementor-77 elementor-location-header">
+<section class="elementor-section elementor-top-section"><div class="elementor-container"><div class="elementor-column">
+<div class="elementor-widget elementor-widget-text-editor"><div class="elementor-widget-container">Jl. Gajayana 50 Malang | Telp 0341-551354 | Email: if@uin.ac.id</div></div>
+<div class="elementor-widget elementor-widget-nav-menu"><div class="elementor-widget-container"><nav class="elementor-nav-menu--main"><ul class="elementor-nav-menu"><li class="menu-item"><a href="/">Beranda</a></li><li class="menu-item"><a href="/profil/">Profil</a></li><li class="menu-item"><a href="/akademik/">Akademik</a></li></ul></nav></div></div>
+</div></div></section></div>
+<div data-elementor-type="wp-page" data-elementor-id="120" class="elementor elementor-120">
+<section class="elementor-section"><div class="elementor-container"><div class="elementor-column"><div class="elementor-widget-wrap">
+<div class="elementor-element elementor-widget elementor-widget-heading"><div class="elementor-widget-container"><h2 class="elementor-heading-title">Visi</h2></div></div>
+<div class="elementor-element elementor-widget elementor-widget-text-editor"><div class="elementor-widget-container"><p>Menjadi program studi informatika yang unggul dan berdaya saing internasional pada tahun 2030.</p></div></div>
+<div class="elementor-element elementor-widget elementor-widget-heading"><div class="elementor-widget-container"><h2 class="elementor-heading-title">Misi</h2></div></div>
+<div class="elementor-element elementor-widget elementor-widget-text-editor"><div class="elementor-widget-container"><ol><li>Menyelenggarakan pendidikan informatika berkualitas.</li><li>Melaksanakan penelitian yang bermanfaat bagi masyarakat.</li><li>Melaksanakan pengabdian kepada masyarakat.</li></ol></div></div>
+<div class="elementor-element elementor-widget elementor-widget-icon-list"><div class="elementor-widget-container"><ul class="elementor-icon-list-items"><li class="elementor-icon-list-item"><span class="elementor-icon-list-text">Akreditasi: Unggul</span></li><li class="elementor-icon-list-item"><span class="elementor-icon-list-text">Jumlah mahasiswa aktif: 812</span></li></ul></div></div>
+</div></div></div></section></div>
+<div data-elementor-type="footer" class="elementor elementor-location-footer"><p>© 2024 Informatika. All rights reserved.</p></div>
+</body></html>
+"""
+
+
+def test_page_builder_markup_keeps_headings_and_drops_builder_header_footer() -> None:
+    docs = extract("https://if.example.ac.id/visi-misi/", ELEMENTOR.encode(), "text/html; charset=UTF-8")
+    assert [d.kind for d in docs] == ["page"]
+    doc = docs[0]
+    assert doc.title == "Visi Misi"
+    sections = dict(doc.sections)
+    assert "unggul dan berdaya saing" in sections["Visi"]
+    assert "pengabdian kepada masyarakat" in sections["Misi"] and "Jumlah mahasiswa aktif: 812" in doc.text
+    for junk in ("Gajayana", "Beranda", "All rights reserved"):
+        assert junk not in doc.text
