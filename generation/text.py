@@ -32,9 +32,9 @@ QUESTION_WORDS = frozenset(
 # paraphrases them, so anchor coverage gives them little weight.
 ANSWER_TYPE_WORDS = frozenset(
     """syarat persyaratan cara lama jadwal waktu biaya jumlah besar tempat lokasi letak daftar jenis macam nama
-    bobot prosedur langkah tahapan ketentuan kriteria alamat nomor kontak tanggal hari jam pukul tahun berapa
+    prosedur langkah tahapan ketentuan kriteria alamat nomor kontak tanggal hari jam pukul tahun berapa
     arti maksud pengertian contoh tujuan fungsi manfaat kapan siapa memiliki mempunyai dimiliki dipunyai milik
-    punya terdapat tersedia""".split()
+    punya terdapat tersedia provinsi kota kabupaten negara daerah wilayah benua pulau lokasi""".split()
 )
 
 STOPWORDS = frozenset(
