@@ -218,7 +218,7 @@ class _Crawl:
             result, _ = await self.fetcher.follow(url, self.hosts.allows, accept_any=True, retries=0)
             if result.kind != "ok":
                 continue
-            pages, subs = parse_sitemap(result.body)
+            pages, subs = await asyncio.get_running_loop().run_in_executor(None, parse_sitemap, result.body)
             queue.extend(s for s in subs if s not in done)
             for page in pages:
                 link = resolve_link(url, page)
