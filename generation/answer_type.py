@@ -55,7 +55,9 @@ def type_ok(kind: str | None, text: str) -> bool:
     if kind == "time":
         return has_digit or any(re.search(rf"\b{w}\b", low) for w in (*_MONTHS, *_DAYS, *_TIME_WORDS))
     if kind == "person":
-        return bool(_PERSON.search(text))
+        # a name or title, a capitalised word past the first one, or an agent phrase ("dimainkan oleh seorang dalang")
+        tail = text.split(None, 1)[1] if len(text.split()) > 1 else ""
+        return bool(_PERSON.search(text) or re.search(r"\b[A-Z][a-z]{2,}", tail) or re.search(r"\boleh\s+\w+", low))
     return True
 
 

@@ -522,7 +522,9 @@ class AnswerPipeline:
         if len(norm.split()) <= 25:
             # the span must sit in one of the strongest sentences, not in any sentence of the context
             top = max(ev.scores, default=0.0)
-            strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= 0.75 * top]
+            top_chunk = ev.sentences[ev.scores.index(top)].chunk_id if ev.sentences else ""
+            strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True)
+                      if sc >= 0.75 * top or (s.chunk_id == top_chunk and sc >= 0)]
             if any(norm and norm in normalize(s.text) for s in strong):
                 return candidate
             if len(norm.split()) < 6:
@@ -564,8 +566,10 @@ class AnswerPipeline:
         if span:
             norm = normalize(span)
             top_score = ev.scores[order[0]]
+            top_chunk = ev.sentences[order[0]].chunk_id
             containing = [i for i in order if norm and norm in normalize(ev.sentences[i].text)
-                          and ev.scores[i] >= 0.75 * top_score]
+                          and (ev.scores[i] >= 0.75 * top_score
+                               or (ev.sentences[i].chunk_id == top_chunk and ev.scores[i] >= 0))]
             if containing:
                 return [ev.sentences[containing[0]]]
             span_stems = set(stems(span))

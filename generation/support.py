@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +70,16 @@ def text_stems(text: str) -> set[str]:
     for short, long_stems in _expansions():
         if long_stems <= found:
             found.add(short)
+    # acronyms of capitalised word runs: "Institut Teknologi Bandung" also answers to "ITB"
+    for run in _CAP_RUN.findall(text):
+        parts = run.split()
+        for i in range(len(parts)):
+            for j in range(i + 2, min(len(parts), i + 6) + 1):
+                found.add("".join(p[0] for p in parts[i:j]).lower())
     return found
+
+
+_CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ from generation.facts_render import facts_usable, render_facts
         ("Kapan UAS genap?", "UAS genap: 15–26 Juni 2026", True),
         ("Kapan UAS genap?", "UAS dilaksanakan di gedung kuliah bersama.", False),
         ("Siapa ketua prodi?", "Ketua Program Studi adalah Supriyono, M.Kom.", True),
-        ("Siapa ketua prodi?", "ketua program studi dipilih oleh senat fakultas.", False),
+        ("Siapa ketua prodi?", "ketua program studi dipilih setiap empat tahun.", False),
+        ("Siapa yang memainkan wayang?", "Wayang dimainkan oleh seorang dalang.", True),
         ("Apa visi prodi?", "Menjadi prodi unggul.", True),
     ],
 )
