@@ -277,8 +277,9 @@ def _parse_pdf(url: str, body: bytes, fetched_at: str) -> PageExtract:
         meta_title = ""
         if reader.metadata is not None and reader.metadata.title:
             meta_title = str(reader.metadata.title)
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as error:
-        raise ValueError(f"unreadable PDF: {error}") from None
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError, RecursionError,
+            ZeroDivisionError, AssertionError, NotImplementedError) as error:
+        raise ValueError(f"unreadable PDF: {type(error).__name__}: {error}") from None
     text = normalize_text("\n\n".join(pages))
     text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)  # words hyphenated across lines
     paragraphs = re.sub(r"(?<![.:;!?])\n(?!\n)", " ", text)  # lines broken inside sentences
@@ -288,13 +289,29 @@ def _parse_pdf(url: str, body: bytes, fetched_at: str) -> PageExtract:
     return PageExtract((doc,) if doc else (), (), None, False, False, title)
 
 
+def _parse_flat(url: str, body: bytes, content_type: str, fetched_at: str) -> PageExtract:
+    """Pathologically nested markup: trafilatura's plain text, or the tag-stripped text, as one section."""
+    html = decode_body(body, content_type)
+    try:
+        text = trafilatura.extract(html, url=url, include_tables=True, favor_recall=True) or ""
+    except Exception:  # trafilatura raises a variety of parser errors on broken markup
+        text = ""
+    if not text:
+        text = re.sub(r"<[^>]+>", " ", re.sub(r"(?is)<(script|style)[^>]*>.*?</\1>", " ", html))
+    doc = make_document(url, url, [("", text)], fetched_at=fetched_at)
+    return PageExtract((doc,) if doc else (), (), None, False, False, url)
+
+
 def parse_page(url: str, body: bytes, content_type: str, fetched_at: str = "") -> PageExtract:
     """Extract documents and links from one response. Raises ValueError for an unsupported or unreadable body."""
     kind = media_type(content_type)
     if kind in PDF_TYPES or (not kind and body[:5] == b"%PDF-"):
         return _parse_pdf(url, body, fetched_at)
     if kind in HTML_TYPES or not kind:
-        return _parse_html(url, body, content_type, fetched_at)
+        try:
+            return _parse_html(url, body, content_type, fetched_at)
+        except RecursionError:
+            return _parse_flat(url, body, content_type, fetched_at)
     raise ValueError(f"unsupported content type {kind!r}: only HTML and PDF are extracted")
 
 

@@ -36,7 +36,9 @@ _BOILERPLATE_NAME = re.compile(
 )
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # "« Kembali ke daftar", "Baca selengkapnya »": navigation, not content.
-_NAV_LINE = re.compile(r"^(?:[«‹←]\s*.{0,60}|.{0,60}\s*[»›→])$")
+# View counters change on every visit and would make unchanged pages look changed.
+_NAV_LINE = re.compile(r"^(?:[«‹←]\s*.{0,60}|.{0,60}\s*[»›→]|(?:dilihat|dibaca|views?|hits|pengunjung)\s*:?\s*"
+                       r"[\d.,]+\s*(?:kali|x|times)?)$", re.IGNORECASE)
 _MAIN_SELECTORS = ["main", "[role=main]", "article", "#content", "#main", ".entry-content", ".post-content",
                    ".page-content", ".site-content", ".content"]
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from storage.models import Document
 from sync_jobs.entities import parse_field
-from sync_jobs.extract import make_document
+from sync_jobs.extract import doc_id_for, make_document
 from sync_jobs.normalize import sha1_hex
 
 __all__ = ["boilerplate_lines", "dedupe", "postprocess", "simhash"]
@@ -124,6 +124,38 @@ def _merge(keep: Document, others: list[Document]) -> Document:
 def _url_rank(doc: Document) -> tuple:
     """Which URL of a duplicate group is kept: no query string first, then the shortest, then alphabetical."""
     return ("?" in doc.url, len(doc.url), doc.url, doc.doc_id)
+
+
+def _fetched_url(doc: Document) -> str:
+    """The URL the document was fetched at (extraction records it after the canonical one when they differ)."""
+    return doc.urls[1] if len(doc.urls) > 1 else doc.url
+
+
+def fix_canonical_collisions(documents: list[Document]) -> list[Document]:
+    """A misconfigured SEO plugin can point every page's canonical link at the home page. Documents that share an
+    id (same canonical URL) but not their text go back to the URL they were fetched at, so no page is lost."""
+    groups: dict[str, list[int]] = {}
+    for i, doc in enumerate(documents):
+        if doc.kind != "lecturer":
+            groups.setdefault(doc.doc_id, []).append(i)
+    out = list(documents)
+    for members in groups.values():
+        if len(members) < 2 or len({documents[i].text for i in members}) < 2:
+            continue
+        owner = min(members, key=lambda i: (_fetched_url(documents[i]) != documents[i].url, _fetched_url(documents[i])))
+        owner_shingles = _shingles(documents[owner].text)
+        for i in members:
+            doc = documents[i]
+            if i == owner or doc.text == documents[owner].text:
+                continue
+            if _jaccard(_shingles(doc.text), owner_shingles) >= NEAR_DUP_JACCARD:
+                continue
+            fetched = _fetched_url(doc)
+            key = "#curriculum" if doc.kind == "curriculum" else ""
+            out[i] = Document(doc_id=doc_id_for(fetched, key), url=fetched, title=doc.title, text=doc.text,
+                              content_hash=doc.content_hash, fetched_at=doc.fetched_at, kind=doc.kind,
+                              urls=(fetched,), sections=doc.sections, meta=doc.meta)
+    return out
 
 
 def dedupe(documents: list[Document]) -> list[Document]:
@@ -252,4 +284,4 @@ def postprocess(raw: Mapping[str, tuple[Document, ...]]) -> list[Document]:
             cleaned = _strip(doc, boiler)
             if cleaned is not None and cleaned.text.strip():
                 documents.append(cleaned)
-    return dedupe(drop_excerpts(documents))
+    return dedupe(drop_excerpts(fix_canonical_collisions(documents)))

@@ -55,3 +55,25 @@ def test_listing_excerpts_are_dropped_but_the_post_keeps_them() -> None:
     assert post_text in docs["http://p.example/seminar"].text
     home = docs["http://p.example/"].text
     assert "Seminar proposal skripsi dilaksanakan" not in home and "Selamat datang" in home
+
+
+def test_a_canonical_link_shared_by_different_pages_does_not_merge_them() -> None:
+    from sync_jobs.extract import parse_page
+
+    def html(title: str, text: str) -> bytes:
+        return (f'<html><head><title>{title}</title><link rel="canonical" href="http://p.example/"></head>'
+                f"<body><main><h1>{title}</h1><p>{text}</p></main></body></html>").encode()
+
+    home = parse_page("http://p.example/", html("Beranda", body(1)), "text/html").documents
+    pmb = parse_page("http://p.example/pmb/", html("PMB", body(2)), "text/html").documents
+    docs = postprocess({"home": home, "pmb": pmb})
+    assert {d.url for d in docs} == {"http://p.example/", "http://p.example/pmb/"}
+    assert len({d.doc_id for d in docs}) == 2
+
+
+def test_deeply_nested_markup_still_gives_text() -> None:
+    from sync_jobs.extract import extract
+
+    html = "<html><body>" + "<div>" * 3000 + "<p>Informasi beasiswa tersedia setiap semester.</p>" + "</div>" * 3000
+    docs = extract("http://p.example/dalam", html.encode(), "text/html")
+    assert docs and "beasiswa" in docs[0].text
