@@ -129,6 +129,17 @@ def _lecturer_from_blocks(blocks: list[Block], fallback_name: str) -> Lecturer |
     return Lecturer(name=name, fields=tuple(fields), extra=tuple(extra_heads + extra))
 
 
+_DEGREE = re.compile(r"\b(?:Prof|Dr|Ir|Drs|Dra|S\.\s?(?:Kom|T|Si|Pd|Sos|E|H|Ag|Hum|ST)|M\.\s?(?:Kom|T|Sc|Si|Pd|Cs|Eng|"
+                     r"MT|Kes|Hum|Ag|E|M)|Ph\.?\s?D|MBA|Lc|A\.Md)\b\.?")
+
+
+def _looks_like_profile(person: Lecturer) -> bool:
+    """A whole page is one person's profile only if it names the person (a Nama field or academic titles) or
+    has several identifiers; an announcement with one contact NIP is not."""
+    has_name_field = any(_label_key(label) in _NAME_LABELS for label, _ in person.fields)
+    return has_name_field or bool(_DEGREE.search(person.name)) or _strong_count(list(person.fields)) >= 2
+
+
 def _anchor_elements(root: Tag) -> dict[str, list[Tag]]:
     anchors: dict[str, list[Tag]] = {}
     for text in root.find_all(string=_STRONG_START):
@@ -207,7 +218,7 @@ def find_lecturers(root: Tag, page_title: str) -> tuple[list[Lecturer], bool]:
                 return lecturers, False
     if not lecturers:
         person = _lecturer_from_blocks(blocks_of(root), page_title)
-        if person is not None:
+        if person is not None and _looks_like_profile(person):
             return [person], True
     return lecturers, False
 

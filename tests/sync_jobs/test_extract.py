@@ -145,3 +145,11 @@ def test_page_builder_markup_keeps_headings_and_drops_builder_header_footer() ->
     assert "pengabdian kepada masyarakat" in sections["Misi"] and "Jumlah mahasiswa aktif: 812" in doc.text
     for junk in ("Gajayana", "Beranda", "All rights reserved"):
         assert junk not in doc.text
+
+
+def test_an_announcement_with_one_contact_nip_stays_a_page() -> None:
+    html = """<html><body><main><h1>Pengumuman Yudisium Periode Agustus</h1>
+    <p>Yudisium dilaksanakan pada 15 Agustus di aula gedung saintek untuk seluruh mahasiswa yang telah lulus.</p>
+    <p>NIP: 197001012000031001</p><p>Email: akademik@prodi.example</p></main></body></html>"""
+    docs = extract("http://prodi.example/yudisium/", html.encode(), "text/html")
+    assert [d.kind for d in docs] == ["page"]
