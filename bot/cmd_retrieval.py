@@ -167,7 +167,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     """Recall/MRR/NDCG at 1, 3, 5, 10 for one mode or all three (--compare)."""
-    from retrieval.evaluation import evaluate, load_dataset, to_markdown
+    from retrieval.evaluation import evaluate, load_dataset, to_markdown, write_markdown_section
 
     if not args.dataset:
         return _fail(args, "eval retrieval needs --dataset FILE (JSON lines with query and relevant_doc_ids/urls)",
@@ -190,8 +190,8 @@ def cmd_eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
                 fh.write(json.dumps({"id": item.id, "ranked_doc_ids": results[0]["ranked"][item.id]},
                                     ensure_ascii=False) + "\n")
     markdown = to_markdown(results, title=f"Retrieval on {Path(args.dataset).name} (index {index.info['version']})")
-    if args.markdown:
-        Path(args.markdown).write_text(markdown + "\n", encoding="utf-8")
+    if args.markdown:  # a marked section: regenerating it leaves the rest of a shared document alone
+        write_markdown_section(Path(args.markdown), markdown, key=f"retrieval-{Path(args.dataset).stem}")
     public = [{k: v for k, v in r.items() if k != "ranked"} for r in results]
     if args.json:
         out = {"dataset": str(args.dataset), "index": index.info["version"]}

@@ -17,7 +17,10 @@ from urllib.parse import urlsplit
 from retrieval.search import check_mode
 from retrieval.types import Retriever
 
-__all__ = ["KS", "EvalItem", "evaluate", "load_dataset", "metrics_for", "ranked_keys", "url_key", "to_markdown"]
+__all__ = [
+    "KS", "EvalItem", "evaluate", "load_dataset", "metrics_for", "ranked_keys", "to_markdown", "url_key",
+    "write_markdown_section",
+]
 
 KS = (1, 3, 5, 10)
 
@@ -138,3 +141,20 @@ def to_markdown(results: Sequence[dict[str, object]], title: str = "Retrieval") 
                 lines.append(f"| {cat} | {m['n']} | {m[f'mrr@{k}']:.3f} | {m[f'recall@{k}']:.3f} | {m[f'ndcg@{k}']:.3f} |")
             lines.append("")
     return "\n".join(lines)
+
+
+def write_markdown_section(path: Path, body: str, key: str = "retrieval") -> None:
+    """Put ``body`` between ``<!-- {key}:start -->`` and ``<!-- {key}:end -->`` in ``path``: replaced in place when
+    the markers exist, appended otherwise (the file may hold other areas' sections)."""
+    start, end = f"<!-- {key}:start -->", f"<!-- {key}:end -->"
+    block = f"{start}\n{body.rstrip()}\n{end}\n"
+    path = Path(path)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        text = head + block + tail
+    else:
+        text = (text.rstrip() + "\n\n" if text.strip() else "") + block
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -36,3 +36,15 @@ def test_url_paths_match_host_relative(tmp_path):
     assert [i.id for i in items] == ["1", "2"]
     assert items[0].by_url and items[0].relevant == {"/curriculum"}
     assert not items[1].by_url and items[1].category == "all"
+
+
+def test_markdown_section_is_replaced_in_place(tmp_path):
+    from retrieval.evaluation import write_markdown_section
+
+    doc = tmp_path / "evaluation.md"
+    doc.write_text("# Evaluation\n\nanswers section by someone else\n", encoding="utf-8")
+    write_markdown_section(doc, "table v1")
+    write_markdown_section(doc, "table v2")
+    text = doc.read_text()
+    assert text.count("<!-- retrieval:start -->") == 1 and "table v2" in text and "table v1" not in text
+    assert text.startswith("# Evaluation\n\nanswers section by someone else")
