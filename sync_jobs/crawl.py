@@ -79,7 +79,9 @@ class CrawlConfig:
 
     @property
     def hosts(self) -> HostSet:
-        return HostSet(list(self.allowed_domains) or [host_key(s) for s in self.seeds])
+        """SITE_ALLOWED_DOMAINS, or the seeds' hosts (with the port only when a seed names one, so an http seed
+        that redirects to https stays on the site)."""
+        return HostSet(list(self.allowed_domains) or [_seed_host(s) for s in self.seeds])
 
 
 @dataclass
@@ -127,6 +129,15 @@ class _Outcome:
     target: str = ""
     reason: str = ""
     responded: bool = False  # the server answered (any HTTP status)
+
+
+def _seed_host(seed: str) -> str:
+    parts = urlsplit(seed)
+    try:
+        explicit = parts.port
+    except ValueError:
+        explicit = None
+    return f"{parts.hostname}:{explicit}" if explicit else str(parts.hostname)
 
 
 def _now() -> str:

@@ -213,3 +213,13 @@ async def test_sitemaps_from_robots_and_wp_sitemap_index(server, store) -> None:
     assert "Halaman Yatim" in titles and "Rahasia" not in titles
     assert report.skipped_urls[server.base + "/rahasia/"] == "disallowed by robots.txt"
     assert server.hits["/rahasia/"] == 0
+
+
+def test_allowed_hosts_default_to_the_seeds() -> None:
+    hosts = CrawlConfig(seeds=("http://prodi.example/",)).hosts
+    assert hosts.allows("https://prodi.example/profil/") and hosts.allows("https://www.prodi.example/")
+    assert not hosts.allows("https://kampus.example/")
+    local = CrawlConfig(seeds=("http://127.0.0.1:8123/",)).hosts
+    assert local.allows("http://127.0.0.1:8123/x") and not local.allows("http://127.0.0.1:9999/x")
+    with pytest.raises(ValueError, match="seed"):
+        CrawlConfig(seeds=("prodi.example",))
