@@ -182,3 +182,26 @@ def test_empty_corpus_and_k_edge_cases(tmp_path, embedder, config):
     result = built.current().search("kurikulum", k=50)
     assert 1 <= len(result.hits) <= 2
     assert np.isfinite([h.score for h in result.hits]).all()
+
+
+def test_many_deletions_rebuild_the_graph(built):
+    manager, _ = built
+    kept = corpus_chunks()[:3]  # 8 of 11 removed: past HNSW_REBUILD_FRACTION (0.2)
+    report = manager.build(kept, corpus_documents()[:3]).as_json()
+    assert report["hnsw"] == "rebuilt" and report["chunks"]["removed"] == 8 and report["chunks"]["embedded"] == 0
+    params = json.loads((manager.versions_dir / report["version"] / "params.json").read_text())
+    assert params["hnsw"]["deleted"] == 0 and params["hnsw"]["elements"] == 3
+    assert {h.doc_id for h in manager.current().search("kurikulum dosen", k=10).hits} <= {"kurikulum", "dosen-suhartono", "dosen-fitri"}
+
+
+def test_reranker_reorders_and_filters(built, embedder):
+    manager, _ = built
+
+    def overlap(query, passages):  # a real (lexical) scorer standing in for a cross-encoder model
+        q = set(query.lower().split())
+        return [len(q & set(p.lower().split())) / len(q) for p in passages]
+
+    reranked = IndexManager(manager.root, replace(manager.config, reranker_min_score=0.5), embedder, reranker=overlap)
+    hits = reranked.current().search("laboratorium jaringan komputer", k=5).hits
+    assert hits and all(overlap("laboratorium jaringan komputer", [h.title + "\n" + h.text])[0] >= 0.5 for h in hits)
+    assert hits[0].doc_id == "lab"
