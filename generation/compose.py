@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from generation.support import EvidenceSentence
 from generation.text import normalize, words
 from generation.types import Source
 
-__all__ = ["ABSTAIN_MESSAGE", "abstain_text", "cite", "compose_answer"]
+__all__ = ["ABSTAIN_MESSAGE", "abstain_text", "cite", "compose_answer", "display"]
 
 ABSTAIN_MESSAGE = (
     "Maaf, saya belum menemukan informasi yang cukup di situs program studi untuk menjawab pertanyaan itu."
@@ -27,6 +28,18 @@ def abstain_text(contact_url: str | None = None, related: Sequence[str] = ()) ->
     return "\n".join(parts)
 
 
+_LABEL_LINE = re.compile(r"^[^:]{2,40}:\s+\S")
+
+
+def display(s: EvidenceSentence) -> str:
+    """The sentence as shown: a bare "Label: value" line gets its page title in front, so "Jabatan: Sekretaris
+    Program Studi" on a lecturer's page says whose post it is."""
+    text = s.text.rstrip()
+    if _LABEL_LINE.match(text) and s.title and normalize(s.title) not in normalize(text):
+        return f"{s.title} — {text}"
+    return text
+
+
 def cite(sentences: Sequence[EvidenceSentence]) -> tuple[list[str], tuple[Source, ...]]:
     """Number the distinct sources of the sentences; returns each sentence with its ``[n]`` marker."""
     order: dict[str, int] = {}
@@ -37,7 +50,7 @@ def cite(sentences: Sequence[EvidenceSentence]) -> tuple[list[str], tuple[Source
         if key not in order:
             order[key] = len(order) + 1
             sources.append(Source(url=s.url, title=s.title or s.url))
-        out.append(f"{s.text.rstrip()} [{order[key]}]")
+        out.append(f"{display(s)} [{order[key]}]")
     return out, tuple(sources)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from generation.answer_type import expected_type, is_list_question, type_ok
-from generation.compose import abstain_text, compose_answer
+from generation.compose import abstain_text, compose_answer, display
 from generation.entropy import dragin_confidence, mean_entropy
 from generation.facts_render import facts_usable, render_facts
 from generation.guards import check_degenerate, is_template_leak
@@ -37,6 +37,7 @@ from generation.support import (
     EvidenceSentence,
     anchor_coverage,
     check_support,
+    corpus_weights,
     idf_weights,
     split_evidence,
     stems,
@@ -97,6 +98,7 @@ class _Evidence:
     vectors: np.ndarray | None = None
     scores: list[float] = field(default_factory=list)
     coverage_chunk: dict[str, float] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
     hit_stems: dict[str, set[str]] = field(default_factory=dict)
 
 
@@ -283,8 +285,10 @@ class AnswerPipeline:
             trace.add("gate", decision="abstain", anchors=[])
             return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, related)
         t = time.perf_counter()
+        anchor_text = clean if not follow.rewritten else follow.query
+        corpus_w = await self._run(corpus_weights, index, anchor_text)
         q_vec = (await self._embed([query], "query"))[0]
-        ev = await self._evidence(hits, anchor_stems, q_vec)
+        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
         timed("evidence", t)
         best_cov = max(ev.coverage_chunk.values(), default=0.0)
         top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
@@ -306,7 +310,7 @@ class AnswerPipeline:
                     grown = await self._gap_round(index, f"{query} {' '.join(missing)}", ev, hits, anchor_stems, q_vec, trace, "anchor")
                     if grown:
                         hits = grown
-                        ev = await self._evidence(hits, anchor_stems, q_vec)
+                        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
                         best_cov = max(ev.coverage_chunk.values(), default=0.0)
                         top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
             if best_cov < cfg.anchor_coverage_min or top_sim < cfg.min_top_similarity:
@@ -358,7 +362,7 @@ class AnswerPipeline:
                 trace.add("dragin", iteration=iterations, decision="no_new_hits")
                 break
             hits = grown
-            ev = await self._evidence(hits, anchor_stems, q_vec)
+            ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
             best_cov = max(ev.coverage_chunk.values(), default=0.0)
             top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
 
@@ -374,13 +378,13 @@ class AnswerPipeline:
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
         top = chosen[0]
         cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
-        weights = idf_weights(anchor_stems, list(ev.hit_stems.values()))
+        weights = ev.weights or idf_weights(anchor_stems, list(ev.hit_stems.values()))
         cov_sentence = anchor_coverage(anchor_stems, text_stems(top.text), weights)
         trace.add("support", sentence=top.text, coverage_chunk=round(cov_chunk, 3), coverage_sentence=round(cov_sentence, 3))
         if cov_chunk < cfg.anchor_coverage_min or cov_sentence < cfg.sentence_coverage_min:
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
         kind = expected_type(clean)
-        if not list_q and not type_ok(kind, " ".join([span or ""] + [c.text for c in chosen])):
+        if not list_q and not type_ok(kind, " ".join([span or ""] + [display(c) for c in chosen])):
             trace.add("answer_type", expected=kind, decision="abstain")
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
         text, sources = compose_answer(span, chosen, as_list=list_q)
@@ -455,12 +459,15 @@ class AnswerPipeline:
             return cand_result, candidate
         return result, query
 
-    async def _evidence(self, hits: list[Any], anchor_stems: list[str], q_vec: np.ndarray) -> _Evidence:
+    async def _evidence(
+        self, hits: list[Any], anchor_stems: list[str], q_vec: np.ndarray, corpus_w: dict[str, float] | None = None
+    ) -> _Evidence:
         ev = _Evidence(hits=list(hits))
         ev.sentences = split_evidence(hits, max_sentences=60)
         for h in hits:
             ev.hit_stems[h.chunk_id] = text_stems(f"{h.title} {h.text}")
-        weights = idf_weights(anchor_stems, list(ev.hit_stems.values()))
+        weights = corpus_w or idf_weights(anchor_stems, list(ev.hit_stems.values()))
+        ev.weights = weights
         ev.coverage_chunk = {cid: anchor_coverage(anchor_stems, s, weights) for cid, s in ev.hit_stems.items()}
         if not ev.sentences:
             ev.vectors = np.zeros((0, 1), dtype=np.float32)
@@ -468,13 +475,16 @@ class AnswerPipeline:
         ev.vectors = await self._embed([s.text for s in ev.sentences], "passage")
         sims = ev.vectors @ q_vec
         sent_stems = [text_stems(s.text) for s in ev.sentences]
-        sent_weights = idf_weights(anchor_stems, sent_stems)
+        sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
         for i, s in enumerate(ev.sentences):
             lex = anchor_coverage(anchor_stems, sent_stems[i], sent_weights)
             emb = min(max((float(sims[i]) - 0.7) / 0.25, 0.0), 1.0)
             chunk_cov = ev.coverage_chunk.get(s.chunk_id, 0.0)
-            short = 0.3 if len(words(s.text)) < 4 else 0.0  # headings and labels say little on their own
-            ev.scores.append(0.45 * lex + 0.4 * emb + 0.15 * chunk_cov - 0.01 * s.hit_rank - short)
+            # headings say little on their own; a "Label: value" line (Telepon: (0341) 558933) is a fact
+            short = 0.3 if len(words(s.text)) < 4 and ":" not in s.text else 0.0
+            # a sentence from a chunk that misses the question's anchors cannot be the cited answer
+            off_topic = 0.5 if chunk_cov < self.config.anchor_coverage_min else 0.0
+            ev.scores.append(0.55 * lex + 0.35 * emb + 0.10 * chunk_cov - 0.01 * s.hit_rank - short - off_topic)
         # a question on the page (an FAQ entry) is not an answer; the sentence after it usually is
         for i, s in enumerate(ev.sentences):
             if s.text.rstrip().endswith("?"):

@@ -24,6 +24,7 @@ __all__ = [
     "lexical_overlap",
     "split_evidence",
     "stem",
+    "corpus_weights",
     "stems",
     "text_stems",
 ]
@@ -168,3 +169,35 @@ def check_support(
         ok = ov >= tau or (ov >= tau * 0.6 and sim >= sim_min)
         out.append(SupportResult(claim, ok, ov, sim))
     return out
+
+
+def corpus_weights(index: object, question: str) -> dict[str, float] | None:
+    """Anchor weights from the whole index (BM25 document frequencies): "sekretaris" outweighs "informatika" on a
+    site where every page says "Teknik Informatika". None when the index has no BM25 statistics."""
+    from generation.refine import ABBREVIATIONS
+
+    bm25 = getattr(index, "bm25", None)
+    analyzer = getattr(index, "analyzer", None)
+    n = int(getattr(bm25, "n_docs", 0) or 0)
+    if bm25 is None or analyzer is None or n <= 0:
+        return None
+    out: dict[str, float] = {}
+    for w in content_words(question):
+        st = stem(w)
+        if st in _SOFT or w in _SOFT:
+            out[st] = 0.2
+            continue
+        try:
+            df = _df(bm25, analyzer, w)
+            if w in ABBREVIATIONS:  # shorthand: as common as its commonest spelling ("prodi" ~ "program studi")
+                long_df = min(_df(bm25, analyzer, x) for x in ABBREVIATIONS[w].split())
+                df = max(df, long_df)
+        except Exception:  # an index without these statistics: fall back to local weights
+            return None
+        out.setdefault(st, max(0.3, math.log((n + 1) / (df + 0.5))))
+    return out
+
+
+def _df(bm25: object, analyzer: object, word: str) -> int:
+    terms = list(analyzer(word)) or [word]  # type: ignore[operator]
+    return max(int(bm25.document_frequency(t)) for t in terms)  # type: ignore[attr-defined]
