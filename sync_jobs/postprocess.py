@@ -275,10 +275,42 @@ def drop_excerpts(documents: list[Document]) -> list[Document]:
     return out
 
 
+_FACT_LIKE = re.compile(r"[\d@]")
+_NOT_A_FACT = re.compile(r"©|copyright|hak cipta|all rights reserved|powered by|designed by|dikembangkan oleh",
+                         re.IGNORECASE)
+SITE_INFO_TITLE = "Informasi umum situs"
+
+
+def site_info(raw: Mapping[str, tuple[Document, ...]], boiler: set[str]) -> Document | None:
+    """Boilerplate lines are removed from every page, but the fact-like ones among them (an address, a phone
+    number, an e-mail, office hours) are kept once, in one small document, so the site's contacts are not lost."""
+    lines: dict[str, str] = {}
+    home = ""
+    for key in sorted(raw):
+        for doc in raw[key]:
+            if doc.kind not in _KINDS_CLEANED:
+                continue
+            if not home or (len(doc.url), doc.url) < (len(home), home):
+                home = doc.url
+            for heading, body in doc.sections:
+                for line in [heading, *body.split("\n")]:
+                    k = _line_key(line)
+                    if (k in boiler and k not in lines and len(line.split()) >= 2 and _FACT_LIKE.search(line)
+                            and not _NOT_A_FACT.search(line)):
+                        lines[k] = line.strip()
+    if not lines or not home:
+        return None
+    doc = make_document(home, SITE_INFO_TITLE, [(SITE_INFO_TITLE, "\n".join(lines.values()))], key="#site-info")
+    return doc
+
+
 def postprocess(raw: Mapping[str, tuple[Document, ...]]) -> list[Document]:
     """Raw extracts per page (keyed by normalised URL) → the site's final documents."""
     boiler = boilerplate_lines(raw)
     documents: list[Document] = []
+    info = site_info(raw, boiler) if boiler else None
+    if info is not None:
+        documents.append(info)
     for key in sorted(raw):
         for doc in raw[key]:
             cleaned = _strip(doc, boiler)

@@ -22,10 +22,19 @@ def body(i: int) -> str:
 def test_lines_on_most_pages_are_removed_even_inside_main_content() -> None:
     raw = {f"k{i}": (page(f"p{i}", f"Judul {i}", body(i), BOILER),) for i in range(6)}
     raw["k6"] = (page("p6", "Judul 6", body(6)),)
+    raw["k0"] = (page("", "Beranda", body(0), BOILER, "Beranda Profil Akademik", "© 2024 Prodi. All rights reserved"),)
+    for i in range(1, 6):
+        raw[f"k{i}"] = (page(f"p{i}", f"Judul {i}", body(i), BOILER, "Beranda Profil Akademik",
+                             "© 2024 Prodi. All rights reserved"),)
     docs = postprocess(raw)
-    assert len(docs) == 7
-    assert not any(BOILER in d.text for d in docs)
-    assert all(f"topik nomor {i}" in d.text for i, d in enumerate(sorted(docs, key=lambda d: d.url)))
+    pages = [d for d in docs if d.title != "Informasi umum situs"]
+    assert len(pages) == 7
+    assert not any(BOILER in d.text or "Beranda Profil" in d.text or "©" in d.text for d in pages)
+    assert all(f"topik nomor {i}" in d.text for i, d in enumerate(sorted(pages, key=lambda d: d.url)))
+    # the contact facts among the removed lines survive once, in one small document; menus and © do not
+    info = [d for d in docs if d.title == "Informasi umum situs"]
+    assert len(info) == 1 and BOILER in info[0].text and info[0].url == "http://p.example/"
+    assert "Beranda Profil" not in info[0].text and "©" not in info[0].text
 
 
 def test_exact_and_near_duplicates_collapse_and_remember_urls() -> None:
