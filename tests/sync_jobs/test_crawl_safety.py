@@ -136,6 +136,7 @@ async def test_redirect_outside_allowed_hosts_is_not_followed(server, store) -> 
     assert server.base + "/tujuan/" in urls and server.base + "/pindah/" not in urls
 
 
+@pytest.mark.faults
 async def test_retries_5xx_and_timeouts_then_counts_failures(server, store) -> None:
     calls = Counter()
 
@@ -223,3 +224,19 @@ def test_allowed_hosts_default_to_the_seeds() -> None:
     assert local.allows("http://127.0.0.1:8123/x") and not local.allows("http://127.0.0.1:9999/x")
     with pytest.raises(ValueError, match="seed"):
         CrawlConfig(seeds=("prodi.example",))
+
+
+@pytest.mark.faults
+async def test_deadline_cuts_the_crawl_short_and_removes_nothing(server, store) -> None:
+    async def slow(request):
+        await asyncio.sleep(3)
+        return web.Response(text=page("Lambat"), content_type="text/html")
+
+    server.html("/", page("Beranda", links=["/lambat/"]))
+    server.app.router.add_get("/lambat/", slow)
+    await server.start()
+    first = await crawl_site(cfg(server.base, timeout=5.0), store)
+    assert first.ok and {d.title for d in store.documents()} == {"Beranda", "Lambat"}
+    report = await crawl_site(cfg(server.base, timeout=5.0, deadline=1.0), store)
+    assert report.truncated and "CRAWL_DEADLINE_SECONDS" in report.errors[0]
+    assert report.removed == 0 and {d.title for d in store.documents()} == {"Beranda", "Lambat"}

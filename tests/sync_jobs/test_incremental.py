@@ -57,6 +57,7 @@ async def test_unchanged_recrawl_then_one_changed_page(mutable_sample_site, stor
 
 
 @pytest.mark.faults
+@pytest.mark.faults
 async def test_missing_twice_is_removed_and_transient_error_removes_nothing(mutable_sample_site, store) -> None:
     site = mutable_sample_site
     config = config_for(site.base_url)
@@ -84,6 +85,7 @@ async def test_missing_twice_is_removed_and_transient_error_removes_nothing(muta
     assert any(d.url == etho for d in store.documents()), "a transient error never removes"
 
 
+@pytest.mark.faults
 @pytest.mark.faults
 async def test_site_down_fails_and_leaves_store_untouched(mutable_sample_site, store) -> None:
     site = mutable_sample_site
