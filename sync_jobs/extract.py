@@ -20,7 +20,7 @@ from lxml import etree
 from storage.models import Document
 from sync_jobs.decode import decode_body, media_type
 from sync_jobs.entities import course_line, find_courses, find_lecturers
-from sync_jobs.html_blocks import _NAV_LINE, Block, blocks_of, clean_soup, main_element, parse_html
+from sync_jobs.html_blocks import _NAV_LINE, HEADINGS, Block, blocks_of, clean_soup, main_element, parse_html
 from sync_jobs.normalize import normalize_inline, normalize_text, sha1_hex
 from sync_jobs.urls import host_key, normalize_url, resolve_link
 
@@ -170,20 +170,28 @@ def _words(blocks: list[Block]) -> int:
     return sum(len(b.text.split()) for b in blocks)
 
 
+def _first_part(title: str) -> str:
+    parts = [p for p in _TITLE_SPLIT.split(title) if p.strip()]
+    return parts[0] if parts else title
+
+
 def _page_title(soup, main) -> str:
-    h1 = main.find("h1") if main is not None else None
-    if h1 is not None:
-        text = normalize_inline(h1.get_text(" ", strip=True))
-        if 0 < len(text.split()) <= 20:
-            return text
-    og = soup.find("meta", attrs={"property": "og:title"})
-    if og is not None and og.get("content"):
-        return normalize_inline(str(og["content"]))
-    if soup.title is not None and soup.title.string:
-        full = normalize_inline(soup.title.get_text())
-        parts = [p for p in _TITLE_SPLIT.split(full) if p.strip()]
-        return parts[0] if parts else full
-    return ""
+    """The page's own title: its <h1> when the <title>/og:title agree with it, else og:title or <title> without
+    the site-name suffix (posts often use <h1> inside the text for a sub-heading)."""
+    h1_tag = main.find("h1") if main is not None else None
+    h1 = normalize_inline(h1_tag.get_text(" ", strip=True)) if h1_tag is not None else ""
+    og_tag = soup.find("meta", attrs={"property": "og:title"})
+    og = normalize_inline(str(og_tag["content"])) if og_tag is not None and og_tag.get("content") else ""
+    head = normalize_inline(soup.title.get_text()) if soup.title is not None else ""
+    first_heading = main.find(list(HEADINGS)) if main is not None else None
+    leads = h1_tag is not None and first_heading is h1_tag
+    if h1 and len(h1.split()) <= 25 and (leads or not (og or head) or h1.lower() in f"{og} {head}".lower()):
+        return h1
+    if og:
+        return _first_part(og)
+    if head:
+        return _first_part(head)
+    return h1
 
 
 def _robots_meta(soup) -> tuple[bool, bool]:

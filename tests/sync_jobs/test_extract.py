@@ -153,3 +153,11 @@ def test_an_announcement_with_one_contact_nip_stays_a_page() -> None:
     <p>NIP: 197001012000031001</p><p>Email: akademik@prodi.example</p></main></body></html>"""
     docs = extract("http://prodi.example/yudisium/", html.encode(), "text/html")
     assert [d.kind for d in docs] == ["page"]
+
+
+def test_title_prefers_the_post_title_over_an_h1_inside_the_text() -> None:
+    html = """<html><head><title>Jadwal Wisuda 2024 &#8211; Prodi TI</title></head><body>
+    <div class="post-content"><h2 class="postitle">Jadwal Wisuda 2024</h2><h1>Persiapan</h1>
+    <p>Wisuda periode pertama dilaksanakan pada bulan Maret di gedung serbaguna kampus utama.</p></div></body></html>"""
+    docs = extract("http://prodi.example/wisuda-2024/", html.encode(), "text/html")
+    assert docs[0].title == "Jadwal Wisuda 2024"
