@@ -26,7 +26,7 @@ _BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "s
 # One class or id matching this is boilerplate: navigation, footers, sidebars, cookie banners, share widgets.
 _BOILERPLATE_NAME = re.compile(
     r"^(?:widget|widgets|widget-area|sidebar.*|.*-sidebar|secondary|site-footer|footer|footer-.*|.*-footer|"
-    r"colophon|site-header|masthead|.*-location-header|.*-location-footer|comments-.*|post-author|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
+    r"colophon|site-header|header|top-header|header-top|header-wrap.*|site-branding|site-title|site-description|masthead|.*-location-header|.*-location-footer|comments-.*|post-author|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
     r"breadcrumbs?|.*breadcrumb.*|.*cookie.*|.*consent.*|.*gdpr.*|cmplz.*|.*share.*|.*sharing.*|.*social.*|"
     r"related.*|.*-related|comments?|comment-.*|.*-comments|respond|popup.*|.*-popup|modal.*|newsletter.*|"
     r"skip-link|screen-reader-text|sr-only|visually-hidden|post-navigation|nav-links|pagination|page-links|"
