@@ -22,7 +22,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -516,9 +515,11 @@ async def _generation_part(settings: Any, manager: Any, items: list[dict[str, An
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Serve, crawl, index and evaluate; returns the raw results (picklable) for ``render``."""
+    from bench.__main__ import machine
     from bot.sample_site import SampleSite
     from bot.settings import Settings
 
+    machine_info = machine()  # the commit the measurement ran on
     started = time.perf_counter()
     items = _load_items(ANSWERS_SET)
     if args.limit:
@@ -541,7 +542,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             _generation_part(settings, manager, items, ablation_items, quick=args.quick))
         info = dict(index.info)
         pages = crawl.as_json().get("pages", {})
-    return {"items": items, "retrieval": retrieval, "main": main_m, "results": results, "seconds": seconds,
+    return {"machine": machine_info, "items": items, "retrieval": retrieval, "main": main_m, "results": results, "seconds": seconds,
             "consistency": cons, "ablations": ablations, "info": info, "pages": pages,
             "measure_seconds": time.perf_counter() - started}
 
@@ -576,7 +577,7 @@ def render(raw: dict[str, Any], out: Path) -> None:
         "they were measured on the real prodi site with TinyLlama 1.1B, and ours on the sample site (a WordPress-like "
         "copy with the same page types) with gemma-3-270m, so the comparison is of method, not of the same corpus.",
         "",
-        machine().rstrip(),
+        (raw.get("machine") or machine()).rstrip(),
         f"- Crawl: {json.dumps(pages)}; index {info.get('version')}: {info.get('documents')} documents, "
         f"{info.get('chunks')} chunks, embedder {info.get('embedder')}",
         f"- Measurement run time {total / 60:.1f} min",
