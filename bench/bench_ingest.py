@@ -113,7 +113,7 @@ def run(quick: bool = False) -> str:
     plot = _plot(first, second)
     lines = [
         "## Ingestion (crawl + extract + chunk)\n",
-        f"Bundled sample site on loopback, `CRAWL_DELAY_SECONDS=0`, concurrency 4, median of {rounds} run(s).\n",
+        f"Bundled sample site on loopback (served by its own process), `CRAWL_DELAY_SECONDS=0`, concurrency 4, median of {rounds} run(s).\n",
         "| measure | value |",
         "|---|---|",
         f"| pages fetched and stored | {r0['pages']} |",

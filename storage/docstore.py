@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY,            -- normalised URL (the crawl key)
     fetch_url TEXT NOT NULL,         -- URL as requested
     final_url TEXT NOT NULL,         -- after redirects / canonical link
-    status TEXT NOT NULL,            -- ok | gone | failed | skipped | alias
+    status TEXT NOT NULL,            -- ok (has documents) | links (listing page: links only)
     http_status INTEGER NOT NULL DEFAULT 0,
     etag TEXT NOT NULL DEFAULT '',
     last_modified TEXT NOT NULL DEFAULT '',

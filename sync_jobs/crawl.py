@@ -269,7 +269,7 @@ class _Crawl:
             self.outcomes[key] = _Outcome("skipped", url, reason="disallowed by robots.txt")
             return
         old = self.states.get(key)
-        conditional = old is not None and old.status == "ok"
+        conditional = old is not None and old.status in ("ok", "links")
         assert self.fetcher is not None
         self.fetches += 1
         result = await self.fetcher.get(url, etag=old.etag if conditional else "",
@@ -305,6 +305,11 @@ class _Crawl:
 
     async def handle(self, key: str, url: str, depth: int, old: PageState | None, result: FetchResult) -> None:
         now = _now()
+        if result.kind == "not_modified" and old is not None and old.status == "links":
+            self.outcomes[key] = _Outcome("skipped", url, dataclasses.replace(
+                old, last_seen=now, depth=min(depth, old.depth)), reason=old.reason, responded=True)
+            self.follow_links(old.links, depth)
+            return
         if result.kind == "not_modified" and old is not None:
             self.outcomes[key] = _Outcome("unchanged", url, dataclasses.replace(
                 old, last_seen=now, misses=0, depth=min(depth, old.depth)), responded=True)
@@ -321,6 +326,12 @@ class _Crawl:
             self.outcomes[key] = _Outcome("failed", url, reason=result.reason)
             return
         body_hash = hashlib.sha1(result.body).hexdigest()
+        if old is not None and old.status == "links" and old.body_hash == body_hash:
+            self.outcomes[key] = _Outcome("skipped", url, dataclasses.replace(
+                old, last_seen=now, etag=result.etag, last_modified=result.last_modified,
+                depth=min(depth, old.depth)), reason=old.reason, responded=True)
+            self.follow_links(old.links, depth)
+            return
         if old is not None and old.status == "ok" and old.body_hash == body_hash:
             self.outcomes[key] = _Outcome("unchanged", url, dataclasses.replace(
                 old, last_seen=now, misses=0, etag=result.etag, last_modified=result.last_modified,
@@ -345,7 +356,17 @@ class _Crawl:
         if page.noindex or is_listing(url) or not page.documents:
             reason = ("noindex" if page.noindex else "listing page (links only)" if is_listing(url)
                       else "no text content")
-            self.outcomes[key] = _Outcome("skipped" if old is None else "gone", url, reason=reason, responded=True)
+            if old is not None and old.status == "ok":
+                self.outcomes[key] = _Outcome("gone", url, reason=reason, responded=True)
+                return
+            # Remembered for its links, so the next crawl can ask "not modified?" instead of parsing it again.
+            links_only = PageState(
+                url=key, fetch_url=url, final_url=final_url, status="links", http_status=result.status,
+                etag=result.etag, last_modified=result.last_modified, body_hash=body_hash,
+                content_type=result.content_type, first_seen=old.first_seen if old else now, last_seen=now,
+                fetched_at=now, depth=min(depth, old.depth) if old else depth, links=tuple(links), reason=reason,
+            )
+            self.outcomes[key] = _Outcome("skipped", url, links_only, reason=reason, responded=True)
             return
         state = PageState(
             url=key, fetch_url=url, final_url=page.documents[0].url, status="ok", http_status=result.status,
@@ -375,7 +396,7 @@ class _Crawl:
             if self.config.use_sitemaps:
                 await self.discover_sitemaps()
             for state in sorted(self.states.values(), key=lambda s: (s.depth, s.url)):
-                if state.status == "ok":
+                if state.status in ("ok", "links"):
                     self.enqueue(state.fetch_url, state.depth)
             workers = [asyncio.create_task(self.worker()) for _ in range(self.config.concurrency)]
             try:
@@ -402,6 +423,9 @@ def _assemble(crawl: _Crawl, report: CrawlReport) -> tuple[list[PageState], list
             report.failed_urls[outcome.url] = outcome.reason
             continue
         report.skipped_urls[outcome.url] = outcome.reason
+        if outcome.kind == "skipped" and outcome.state is not None:
+            states[key] = outcome.state  # a links-only page
+            continue
         if old is not None and old.status == "ok" and outcome.kind in ("gone", "skipped", "alias"):
             misses = old.misses + 1
             if misses >= config.misses_to_remove:
