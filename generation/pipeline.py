@@ -52,6 +52,9 @@ __all__ = ["AnswerPipeline", "PipelineConfig", "StopReason"]
 logger = logging.getLogger(__name__)
 
 
+SPAN_SENTENCE_MIN = 0.85  # a model span is kept only inside a sentence scoring ≥ this share of the best one
+
+
 class StopReason:
     STOP_CONFIDENT = "STOP_CONFIDENT"
     STOP_MAX_ITER = "STOP_MAX_ITER"
@@ -287,6 +290,11 @@ class AnswerPipeline:
         t = time.perf_counter()
         anchor_text = clean if not follow.rewritten else follow.query
         corpus_w = await self._run(corpus_weights, index, anchor_text)
+        if follow.rewritten:
+            # a follow-up asks about its own words; the carried-over topic only narrows the search
+            own = set(stems(clean))
+            base = corpus_w or {a: 1.0 for a in anchor_stems}
+            corpus_w = {a: w * (1.5 if a in own else 0.5) for a, w in base.items()}
         q_vec = (await self._embed([query], "query"))[0]
         ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
         timed("evidence", t)
@@ -382,6 +390,11 @@ class AnswerPipeline:
         cov_sentence = anchor_coverage(anchor_stems, text_stems(top.text), weights)
         trace.add("support", sentence=top.text, coverage_chunk=round(cov_chunk, 3), coverage_sentence=round(cov_sentence, 3))
         if cov_chunk < cfg.anchor_coverage_min or cov_sentence < cfg.sentence_coverage_min:
+            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
+        # numbers and years in the question ("SEA Games 2019", "semester 5") must be in the cited chunk
+        numbers = {a for a in anchor_stems if any(ch.isdigit() for ch in a)}
+        if numbers and not numbers <= ev.hit_stems.get(top.chunk_id, set()):
+            trace.add("support", decision="abstain", missing_numbers=sorted(numbers - ev.hit_stems.get(top.chunk_id, set())))
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
         kind = expected_type(clean)
         if not list_q and not type_ok(kind, " ".join([span or ""] + [display(c) for c in chosen])):
@@ -531,10 +544,10 @@ class AnswerPipeline:
             return None
         if len(norm.split()) <= 25:
             # the span must sit in one of the strongest sentences, not in any sentence of the context
+            # the span must sit in one of the strongest sentences: a small model often copies a wrong date or
+            # number from a weaker sentence, and then the best sentence (extractive) is the better answer
             top = max(ev.scores, default=0.0)
-            top_chunk = ev.sentences[ev.scores.index(top)].chunk_id if ev.sentences else ""
-            strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True)
-                      if sc >= 0.75 * top or (s.chunk_id == top_chunk and sc >= 0)]
+            strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= SPAN_SENTENCE_MIN * top]
             if any(norm and norm in normalize(s.text) for s in strong):
                 return candidate
             if len(norm.split()) < 6:
@@ -576,10 +589,8 @@ class AnswerPipeline:
         if span:
             norm = normalize(span)
             top_score = ev.scores[order[0]]
-            top_chunk = ev.sentences[order[0]].chunk_id
             containing = [i for i in order if norm and norm in normalize(ev.sentences[i].text)
-                          and (ev.scores[i] >= 0.75 * top_score
-                               or (ev.sentences[i].chunk_id == top_chunk and ev.scores[i] >= 0))]
+                          and ev.scores[i] >= SPAN_SENTENCE_MIN * top_score]
             if containing:
                 return [ev.sentences[containing[0]]]
             span_stems = set(stems(span))
