@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -99,7 +100,7 @@ def _plot(rows: dict[str, dict[str, float]], runs: dict[str, float], path: Path)
     x = range(len(labels))
     ax2.bar([i - 0.2 for i in x], [rows[k]["p50"] for k in labels], width=0.4, label="p50")
     ax2.bar([i + 0.2 for i in x], [rows[k]["p99"] for k in labels], width=0.4, label="p99")
-    ax2.set_xticks(list(x), labels, fontsize=8)
+    ax2.set_xticks(list(x), [textwrap.fill(label.split(" (")[0], 14) for label in labels], fontsize=8)
     ax2.set_ylabel("ms")
     ax2.set_title("search latency (query embedding + hybrid search)")
     ax2.legend()
