@@ -34,11 +34,12 @@ _BOILERPLATE_NAME = re.compile(
     r"back-to-top|scroll-to-top|wpml-ls.*|lang-switcher|language-switcher|announcement-bar|marquee|ticker)$",
     re.IGNORECASE,
 )
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # "« Kembali ke daftar", "Baca selengkapnya »": navigation, not content.
-# View counters change on every visit and would make unchanged pages look changed.
+# View counters change on every visit and would make unchanged pages look changed; breadcrumbs repeat the menu.
 _NAV_LINE = re.compile(r"^(?:[«‹←]\s*.{0,60}|.{0,60}\s*[»›→]|(?:dilihat|dibaca|views?|hits|pengunjung)\s*:?\s*"
-                       r"[\d.,]+\s*(?:kali|x|times)?)$", re.IGNORECASE)
+                       r"[\d.,]+\s*(?:kali|x|times)?|(?:home|beranda|halaman utama|homepage)\s*[»›>/|]"
+                       r"(?:[^»›>/|]{1,60}[»›>/|]){0,6}[^»›>/|]{0,80})$", re.IGNORECASE)
+_INVISIBLE_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _MAIN_SELECTORS = ["main", "[role=main]", "article", "#content", "#main", ".entry-content", ".post-content",
                    ".page-content", ".site-content", ".content"]
 
@@ -63,9 +64,9 @@ def _is_boilerplate(tag: Tag) -> bool:
     attrs = tag.attrs or {}
     if str(attrs.get("role", "")).lower() in _BOILERPLATE_ROLES:
         return True
-    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).lower() == "true":
-        return True
-    if _HIDDEN_STYLE.search(str(attrs.get("style", ""))):
+    # Inline display:none and the hidden attribute are kept on purpose: collapsed tabs and accordions (FAQ
+    # answers) use them, and a lost fact costs more than a stray line.
+    if str(attrs.get("aria-hidden", "")).lower() == "true" and tag.name not in ("main", "article", "section"):
         return True
     if tag.name == "header" and tag.find_parent(["article", "main"]) is None:
         return True
@@ -87,6 +88,13 @@ def clean_soup(soup: BeautifulSoup) -> BeautifulSoup:
             continue
         if tag.name not in ("body", "html", "main") and _is_boilerplate(tag):
             tag.decompose()
+    # Collapsed content (tabs, accordions) is content: make it visible for trafilatura too.
+    for tag in root.find_all(True):
+        if "hidden" in tag.attrs:
+            del tag.attrs["hidden"]
+        style = str(tag.attrs.get("style", ""))
+        if style and _INVISIBLE_STYLE.search(style):
+            del tag.attrs["style"]
     return soup
 
 
@@ -124,7 +132,16 @@ def table_rows(table: Tag) -> tuple[list[str], list[list[str]]]:
             header = cells
         else:
             body.append(cells)
+    if not header and len(body) >= 3 and len(body[0]) >= 3 and _looks_like_header(body[0], body[1:]):
+        header, body = body[0], body[1:]  # a header row typed as ordinary cells (common in CMS editors)
     return header, body
+
+
+def _looks_like_header(first: list[str], rest: list[list[str]]) -> bool:
+    if not all(first) or any(re.search(r"\d", c) or len(c.split()) > 4 for c in first):
+        return False
+    # the rows below carry numbers where the first row has words (SKS, NIDN, semester …)
+    return any(any(re.search(r"\d", c) for c in row) for row in rest[:3])
 
 
 def _row_line(header: list[str], cells: list[str]) -> str:

@@ -161,3 +161,20 @@ def test_title_prefers_the_post_title_over_an_h1_inside_the_text() -> None:
     <p>Wisuda periode pertama dilaksanakan pada bulan Maret di gedung serbaguna kampus utama.</p></div></body></html>"""
     docs = extract("http://prodi.example/wisuda-2024/", html.encode(), "text/html")
     assert docs[0].title == "Jadwal Wisuda 2024"
+
+
+def test_editor_tables_collapsed_answers_and_breadcrumbs() -> None:
+    html = """<html><head><title>Kurikulum</title></head><body><main><h1>Kurikulum</h1>
+    <p>Beranda » Akademik » Kurikulum</p>
+    <p>Struktur kurikulum program sarjana disusun per semester sesuai capaian pembelajaran lulusan.</p>
+    <h3>Semester II</h3>
+    <table><tr><td>Kode MK</td><td>Mata Kuliah</td><td>SKS</td></tr>
+    <tr><td>TIF201</td><td>Struktur Data</td><td>4</td></tr><tr><td>TIF202</td><td>Basis Data</td><td>3</td></tr></table>
+    <div class="faq"><h4>Berapa lama masa studi?</h4><div class="answer" style="display:none" hidden>
+    Masa studi maksimal 14 semester sesuai peraturan akademik.</div></div></main></body></html>"""
+    docs = {d.kind: d for d in extract("http://prodi.example/kurikulum/", html.encode(), "text/html")}
+    lines = docs["curriculum"].text.splitlines()
+    assert "TIF201 – Struktur Data – 4 SKS – Semester 2 – Wajib" in lines
+    page = docs["page"].text
+    assert "maksimal 14 semester" in page
+    assert "Beranda »" not in page
