@@ -51,6 +51,10 @@ def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
     try:
         with sample_site_for(settings, seeds):
             report = asyncio.run(crawl_site(config, store))
+    except OSError as error:
+        print(f"error: cannot serve the bundled sample site at {config.seeds[0]} ({error}); set "
+              "SITE_SEEDS to your site, or start `python -m bot sample-site` yourself", file=sys.stderr)
+        return 1
     finally:
         store.close()
     if args.json:
