@@ -47,16 +47,19 @@ def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    store = open_docstore(settings)
+    site = sample_site_for(settings, seeds)
     try:
-        with sample_site_for(settings, seeds):
-            report = asyncio.run(crawl_site(config, store))
+        site.__enter__()
     except OSError as error:
         print(f"error: cannot serve the bundled sample site at {config.seeds[0]} ({error}); set "
               "SITE_SEEDS to your site, or start `python -m bot sample-site` yourself", file=sys.stderr)
         return 1
+    store = open_docstore(settings)
+    try:
+        report = asyncio.run(crawl_site(config, store))
     finally:
         store.close()
+        site.__exit__(None, None, None)
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:
