@@ -40,10 +40,11 @@ _BINARY_EXT = {
 # WordPress and CMS machinery that never holds content worth indexing (or changes on every request).
 _EXCLUDED_PATH = re.compile(
     r"(^|/)(wp-admin|wp-login\.php|wp-json|xmlrpc\.php|wp-cron\.php|feed|comments/feed|trackback|embed|"
-    r"cgi-bin|cart|checkout|my-account|login|logout|signin|signup|register)(/|$)",
+    r"cgi-bin|cart|checkout|my-account|login|logout|signin|signup|register|attachment|amp)(/|$)",
     re.IGNORECASE,
 )
 _EXCLUDED_QUERY = {"replytocom", "share", "action", "s", "print", "format", "ical", "outlook-ical", "tribe-bar-date",
+                   "attachment_id", "like_comment", "unapproved", "moderation-hash",
                    "redirect_to", "preview", "doing_wp_cron", "add-to-cart", "wc-ajax", "nocache"}
 
 
