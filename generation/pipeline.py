@@ -400,7 +400,8 @@ class AnswerPipeline:
         if not list_q and not type_ok(kind, " ".join([span or ""] + [display(c) for c in chosen])):
             trace.add("answer_type", expected=kind, decision="abstain")
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
-        text, sources = compose_answer(span, chosen, as_list=list_q)
+        lead = span if span and chosen and normalize(span) in normalize(chosen[0].text) else None
+        text, sources = compose_answer(lead, chosen, as_list=list_q)
         if len(text) > cfg.max_answer_chars:
             text, sources = compose_answer(span, chosen[:1])
         if is_template_leak(text) or not any(ch.isalnum() for ch in text):
@@ -592,7 +593,10 @@ class AnswerPipeline:
             containing = [i for i in order if norm and norm in normalize(ev.sentences[i].text)
                           and ev.scores[i] >= SPAN_SENTENCE_MIN * top_score]
             if containing:
-                return [ev.sentences[containing[0]]]
+                if containing[0] == order[0]:
+                    return [ev.sentences[order[0]]]
+                # the model chose a near-best sentence: show the best one first, then the model's
+                return [ev.sentences[order[0]], ev.sentences[containing[0]]]
             span_stems = set(stems(span))
             if span_stems:
                 best = max(order, key=lambda i: (len(span_stems & set(stems(ev.sentences[i].text))), ev.scores[i]))
