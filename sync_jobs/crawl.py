@@ -173,6 +173,7 @@ class _Crawl:
         self.aborted = False
         self.failures_in_a_row = 0
         self.answered = 0
+        self.unreachable: set[str] = set()  # origins whose robots.txt got no answer at all
 
     # --- frontier ---------------------------------------------------------------------------------------------
     def enqueue(self, url: str, depth: int) -> None:
@@ -203,6 +204,8 @@ class _Crawl:
             result, chain = await self.fetcher.follow(origin + "/robots.txt", self.hosts.allows, accept_any=True,
                                                       retries=min(self.config.retries, 1))
             parser = None
+            if result.kind == "failed":
+                self.unreachable.add(origin)
             if result.kind == "ok":
                 parser = parse_robots(chain[-1], result.body, result.content_type)
                 delay = parser.crawl_delay(self.config.user_agent)
@@ -217,13 +220,14 @@ class _Crawl:
         queue: list[str] = []
         for origin in origins:
             await self.robots_for(origin + "/")
-            queue.extend(sitemap_candidates(origin))
+            if origin not in self.unreachable:  # a site that does not answer has no sitemap to read either
+                queue.extend(sitemap_candidates(origin))
         queue = list(dict.fromkeys(self.sitemaps + queue))
         done: set[str] = set()
         assert self.fetcher is not None
         while queue and len(done) < _MAX_SITEMAPS:
             url = queue.pop(0)
-            if url in done or not self.hosts.allows(url):
+            if url in done or not self.hosts.allows(url) or _origin(url) in self.unreachable:
                 continue
             done.add(url)
             result, _ = await self.fetcher.follow(url, self.hosts.allows, accept_any=True, retries=0)
