@@ -557,13 +557,14 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
     """Reloads ``index_manager`` on a ``prodibot:index`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
     from bot.ops import IndexWatcher
 
+    from sync_jobs.reindex import index_info
+
     def reload() -> bool:  # blocking: runs in the executor
         changed = index_manager.reload_if_changed()
         if changed and metrics is not None:
-            index = index_manager.current()
-            info = dict(index.info) if index is not None else {}
+            info = index_info(index_manager.root)
             metrics.index_loaded(chunks=int(info.get("chunks", 0)), documents=int(info.get("documents", 0)),
-                                 reloaded=True)
+                                 size_bytes=int(info.get("size_bytes", 0)), reloaded=True)
         return changed
 
     return IndexWatcher(reload, redis=redis, channel="prodibot:index",

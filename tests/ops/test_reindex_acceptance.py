@@ -221,7 +221,8 @@ async def test_two_instances_on_one_redis_run_once_per_tick_and_both_serve_the_n
                                          notifier=Recorder())
         for i in range(2)
     ]
-    watcher = wiring.build_index_watcher(settings, managers[1], redis=clients[1])
+    metrics = Metrics()
+    watcher = wiring.build_index_watcher(settings, managers[1], redis=clients[1], metrics=metrics)
     await watcher.start()
     try:
         for day in (5, 6):
@@ -237,6 +238,8 @@ async def test_two_instances_on_one_redis_run_once_per_tick_and_both_serve_the_n
                 break
             await asyncio.sleep(0.05)
         assert watcher.reloads >= 1 and managers[1]._loaded_version == runs[0].index_version
+        assert metrics.index_bytes._value.get() > 0 and metrics.index_chunks._value.get() == runs[0].chunks_total
+        assert metrics.index_reloads._value.get() >= 1
         # two admins press /reindex on two instances at once: one run, the other is told it is running
         both = await asyncio.gather(*(inst.trigger("admin", requested_by=f"telegram:{i}")
                                       for i, inst in enumerate(instances)))
