@@ -11,7 +11,8 @@ from bs4 import NavigableString, Tag
 from sync_jobs.html_blocks import HEADINGS, Block, blocks_of, table_rows
 from sync_jobs.normalize import normalize_inline
 
-__all__ = ["Course", "Lecturer", "course_line", "find_courses", "find_lecturers", "lecturer_fields", "parse_field"]
+__all__ = ["Course", "Lecturer", "course_line", "find_courses", "find_lecturers", "lecturer_fields", "parse_field",
+           "person_key"]
 
 # Labels that only a person's profile has.
 STRONG_LABELS = {
@@ -131,6 +132,19 @@ def _lecturer_from_blocks(blocks: list[Block], fallback_name: str) -> Lecturer |
 
 _DEGREE = re.compile(r"\b(?:Prof|Dr|Ir|Drs|Dra|S\.\s?(?:Kom|T|Si|Pd|Sos|E|H|Ag|Hum|ST)|M\.\s?(?:Kom|T|Sc|Si|Pd|Cs|Eng|"
                      r"MT|Kes|Hum|Ag|E|M)|Ph\.?\s?D|MBA|Lc|A\.Md)\b\.?")
+
+
+_PREFIX_TITLES = re.compile(r"^(?:(?:prof|dr|ir|drs|dra|h|hj|kh|ust|ustadz|ustadzah|habib|rev)\.?\s+)+",
+                            re.IGNORECASE)
+
+
+def person_key(name: str) -> str:
+    """The same person however the site writes the degrees: ``Prof. Dr. Suhartono, S.Si., M.Kom.`` and
+    ``Suhartono M.Kom`` both give ``suhartono``."""
+    base = name.split(",")[0]
+    base = _PREFIX_TITLES.sub("", base.strip())
+    base = _DEGREE.sub(" ", base)
+    return re.sub(r"[^a-z]", "", base.lower())
 
 
 def _looks_like_profile(person: Lecturer) -> bool:

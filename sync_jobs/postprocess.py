@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from storage.models import Document
-from sync_jobs.entities import parse_field
+from sync_jobs.entities import parse_field, person_key
 from sync_jobs.extract import doc_id_for, make_document
 from sync_jobs.normalize import sha1_hex
 
@@ -166,7 +166,7 @@ def dedupe(documents: list[Document]) -> list[Document]:
 
     def key_of(doc: Document) -> str:
         if doc.kind == "lecturer":
-            return "lecturer:" + re.sub(r"[^a-z]", "", doc.title.lower())
+            return "lecturer:" + (person_key(doc.title) or re.sub(r"[^a-z]", "", doc.title.lower()))
         return "text:" + sha1_hex(doc.kind if doc.kind == "curriculum" else "", doc.text)
 
     by_id: dict[str, str] = {}

@@ -86,3 +86,16 @@ def test_deeply_nested_markup_still_gives_text() -> None:
     html = "<html><body>" + "<div>" * 3000 + "<p>Informasi beasiswa tersedia setiap semester.</p>" + "</div>" * 3000
     docs = extract("http://p.example/dalam", html.encode(), "text/html")
     assert docs and "beasiswa" in docs[0].text
+
+
+def test_the_same_lecturer_written_with_other_degrees_is_one_document() -> None:
+    from sync_jobs.extract import make_document
+
+    card = make_document("http://p.example/dosen/", "Budi Santoso M.T.", [("Budi Santoso M.T.", "NIDN: 001")],
+                         kind="lecturer", key="#lecturer:budi")
+    profile = make_document("http://p.example/budi/", "Dr. Ir. Budi Santoso, S.T., M.T.",
+                            [("Dr. Ir. Budi Santoso, S.T., M.T.", "NIDN: 001\nBidang Keahlian: Jaringan")],
+                            kind="lecturer", key="#lecturer:dr budi")
+    docs = postprocess({"a": (card,), "b": (profile,)})
+    assert len(docs) == 1 and docs[0].url == "http://p.example/budi/"
+    assert set(docs[0].urls) == {"http://p.example/budi/", "http://p.example/dosen/"}
