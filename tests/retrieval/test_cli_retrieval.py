@@ -71,3 +71,28 @@ def test_usage_errors(env, capsys, tmp_path):
     assert code == 2 and "missing.jsonl" in json.loads(out)["message"]
     code, out = run(capsys, "eval", "retrieval", "--json")
     assert code == 2 and "--dataset" in json.loads(out)["message"]
+
+
+def test_jsonl_long_documents_are_chunked_and_ranked_once(env, capsys, tmp_path):
+    long_text = "\n\n".join(
+        f"Bagian {i}. Mahasiswa program studi mengikuti kegiatan akademik nomor {i} dengan tertib dan disiplin "
+        f"sesuai pedoman akademik yang berlaku di fakultas. " * 4
+        for i in range(8)
+    )
+    docs = [
+        {"id": "panjang", "url": "http://x.test/pedoman/", "title": "Pedoman Akademik", "text": long_text},
+        {"id": "pendek", "url": "http://x.test/kontak/", "title": "Kontak", "text": "Telepon sekretariat (0341) 555."},
+    ]
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in docs) + "\n", encoding="utf-8")
+    code, out = run(capsys, "index", "--from-jsonl", str(path), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["documents"] == 2 and report["chunks"]["total"] > 2  # the long one was split
+    dataset = tmp_path / "q.jsonl"
+    dataset.write_text(json.dumps({"id": "q", "query": "pedoman kegiatan akademik mahasiswa",
+                                   "relevant_doc_ids": ["panjang"]}) + "\n", encoding="utf-8")
+    dump = tmp_path / "dump.jsonl"
+    code, out = run(capsys, "eval", "retrieval", "--dataset", str(dataset), "--json", "--dump", str(dump))
+    ranked = json.loads(dump.read_text())["ranked_doc_ids"]
+    assert ranked == ["panjang", "pendek"]  # one entry per document, at its best chunk
+    assert json.loads(out)["global"]["mrr@1"] == 1.0
