@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 _MAX_SITEMAPS = 60
 _EXTRACT_TIMEOUT = 120.0
+_SOFT_404 = re.compile(r"^(?:error\s*)?404\b|\bnot found\b|tidak ditemukan|\bhalaman tidak ada\b|"
+                       r"page (?:does not|doesn't) exist", re.IGNORECASE)
 _DOWN_AFTER = 5  # failed requests in a row (with no answer yet) before the site counts as down
 
 
@@ -351,6 +354,11 @@ class _Crawl:
             )
         except (ValueError, TimeoutError) as error:
             self.outcomes[key] = _Outcome("skipped", url, reason=str(error) or "extraction timed out",
+                                          responded=True)
+            return
+        if _SOFT_404.search(page.title):
+            # "Page not found" served with 200: treat as gone (and do not follow its menu links from here).
+            self.outcomes[key] = _Outcome("gone", url, reason="soft 404 (error page served with 200)",
                                           responded=True)
             return
         links = list(page.links)

@@ -240,3 +240,12 @@ async def test_deadline_cuts_the_crawl_short_and_removes_nothing(server, store) 
     report = await crawl_site(cfg(server.base, timeout=5.0, deadline=1.0), store)
     assert report.truncated and "CRAWL_DEADLINE_SECONDS" in report.errors[0]
     assert report.removed == 0 and {d.title for d in store.documents()} == {"Beranda", "Lambat"}
+
+
+async def test_soft_404_pages_are_not_stored(server, store) -> None:
+    server.html("/", page("Beranda", links=["/hilang/"]))
+    server.html("/hilang/", page("Halaman tidak ditemukan"))
+    await server.start()
+    report = await crawl_site(cfg(server.base), store)
+    assert report.skipped_urls[server.base + "/hilang/"].startswith("soft 404")
+    assert {d.title for d in store.documents()} == {"Beranda"}
