@@ -26,7 +26,7 @@ _BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "s
 # One class or id matching this is boilerplate: navigation, footers, sidebars, cookie banners, share widgets.
 _BOILERPLATE_NAME = re.compile(
     r"^(?:widget|widgets|widget-area|sidebar.*|.*-sidebar|secondary|site-footer|footer|footer-.*|.*-footer|"
-    r"colophon|site-header|header|top-header|header-top|header-wrap.*|site-branding|site-title|site-description|masthead|.*-location-header|.*-location-footer|comments-.*|post-author|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
+    r"colophon|site-header|masthead|.*-location-header|.*-location-footer|comments-.*|post-author|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
     r"breadcrumbs?|.*breadcrumb.*|.*cookie.*|.*consent.*|.*gdpr.*|cmplz.*|.*share.*|.*sharing.*|.*social.*|"
     r"related.*|.*-related|comments?|comment-.*|.*-comments|respond|popup.*|.*-popup|modal.*|newsletter.*|"
     r"skip-link|screen-reader-text|sr-only|visually-hidden|post-navigation|nav-links|pagination|page-links|"
@@ -39,6 +39,9 @@ _BOILERPLATE_NAME = re.compile(
 _NAV_LINE = re.compile(r"^(?:[«‹←]\s*.{0,60}|.{0,60}\s*[»›→]|(?:dilihat|dibaca|views?|hits|pengunjung)\s*:?\s*"
                        r"[\d.,]+\s*(?:kali|x|times)?|(?:home|beranda|halaman utama|homepage)\s*[»›>/|]"
                        r"(?:[^»›>/|]{1,60}[»›>/|]){0,6}[^»›>/|]{0,80})$", re.IGNORECASE)
+# Header-ish names are boilerplate only outside the content (a lecturer card may have its own "header").
+_HEADERISH = re.compile(r"^(?:header|top-header|header-top|header-wrap.*|site-branding|site-title|site-description)$",
+                        re.IGNORECASE)
 _INVISIBLE_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _MAIN_SELECTORS = ["main", "[role=main]", "article", "#content", "#main", ".entry-content", ".post-content",
                    ".page-content", ".site-content", ".content"]
@@ -73,7 +76,9 @@ def _is_boilerplate(tag: Tag) -> bool:
     names = list(attrs.get("class", []) or [])
     if attrs.get("id"):
         names.append(str(attrs["id"]))
-    return any(_BOILERPLATE_NAME.match(name) for name in names)
+    if any(_BOILERPLATE_NAME.match(name) for name in names):
+        return True
+    return any(_HEADERISH.match(name) for name in names) and tag.find_parent(["main", "article"]) is None
 
 
 def clean_soup(soup: BeautifulSoup) -> BeautifulSoup:
