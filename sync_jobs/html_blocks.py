@@ -25,7 +25,7 @@ _BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "s
                       "menu", "menubar"}
 # One class or id matching this is boilerplate: navigation, footers, sidebars, cookie banners, share widgets.
 _BOILERPLATE_NAME = re.compile(
-    r"^(?:widget|widgets|widget-area|sidebar.*|.*-sidebar|secondary|site-footer|footer|footer-.*|.*-footer|"
+    r"^(?:widget|widgets|widget-area|sidebar.*|.*-sidebar|secondary|site-footer|entry-footer|post-footer|"
     r"colophon|site-header|masthead|.*-location-header|.*-location-footer|comments-.*|post-author|top-?bar|navbar.*|.*-navbar|nav|navigation|.*-navigation|menu|.*-menu|menu-.*|"
     r"breadcrumbs?|.*breadcrumb.*|.*cookie.*|.*consent.*|.*gdpr.*|cmplz.*|.*share.*|.*sharing.*|.*social.*|"
     r"related.*|.*-related|comments?|comment-.*|.*-comments|respond|popup.*|.*-popup|modal.*|newsletter.*|"
@@ -39,9 +39,10 @@ _BOILERPLATE_NAME = re.compile(
 _NAV_LINE = re.compile(r"^(?:[«‹←]\s*.{0,60}|.{0,60}\s*[»›→]|(?:dilihat|dibaca|views?|hits|pengunjung)\s*:?\s*"
                        r"[\d.,]+\s*(?:kali|x|times)?|(?:home|beranda|halaman utama|homepage)\s*[»›>/|]"
                        r"(?:[^»›>/|]{1,60}[»›>/|]){0,6}[^»›>/|]{0,80})$", re.IGNORECASE)
-# Header-ish names are boilerplate only outside the content (a lecturer card may have its own "header").
-_HEADERISH = re.compile(r"^(?:header|top-header|header-top|header-wrap.*|site-branding|site-title|site-description)$",
-                        re.IGNORECASE)
+# Header- and footer-ish names are boilerplate only outside the content (a lecturer card may have its own
+# "card-header" or "card-footer" holding the name or the e-mail).
+_HEADERISH = re.compile(r"^(?:header|top-header|header-top|header-wrap.*|site-branding|site-title|site-description|"
+                        r"footer|footer-.*|.*-footer)$", re.IGNORECASE)
 _INVISIBLE_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _MAIN_SELECTORS = ["main", "[role=main]", "article", "#content", "#main", ".entry-content", ".post-content",
                    ".page-content", ".site-content", ".content"]

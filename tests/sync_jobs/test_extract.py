@@ -178,3 +178,18 @@ def test_editor_tables_collapsed_answers_and_breadcrumbs() -> None:
     page = docs["page"].text
     assert "maksimal 14 semester" in page
     assert "Beranda »" not in page
+
+
+def test_card_header_and_footer_inside_content_are_kept() -> None:
+    cards = "".join(
+        f'<div class="card"><div class="card-header"><h3>{name}</h3></div><div class="card-body"><p>NIDN: {nidn}</p>'
+        f'<p>Bidang Keahlian: {field}</p></div><div class="card-footer">Email: {mail}</div></div>'
+        for name, nidn, field, mail in [("Dr. Ani Lestari, M.Kom.", "0011", "Data Science", "ani@p.example"),
+                                        ("Bambang Irawan, M.T.", "0022", "Jaringan", "bambang@p.example")]
+    )
+    html = f"<html><body><header class='header'>Logo Prodi</header><main><h1>Dosen</h1>{cards}</main>" \
+           f"<div class='footer-widgets'>Alamat kampus</div></body></html>"
+    docs = {d.title: d for d in extract("http://p.example/dosen/", html.encode(), "text/html")}
+    assert "Email: ani@p.example" in docs["Dr. Ani Lestari, M.Kom."].text
+    assert "Email: bambang@p.example" in docs["Bambang Irawan, M.T."].text
+    assert not any("Alamat kampus" in d.text or "Logo Prodi" in d.text for d in docs.values())
