@@ -36,9 +36,12 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
             label.append(f"{constraints['sks']} SKS")
         if "kind" in constraints:
             label.append(str(constraints["kind"]))
+        same_sks = "sks" not in constraints and len({r.get("sks") for r in courses}) == 1 and len(courses) > 1
+        if same_sks:
+            label.append(f"masing-masing {courses[0].get('sks')} SKS")
         items = []
         for r in courses:
-            extra = [] if "sks" in constraints else [f"{r.get('sks')} SKS"]
+            extra = [] if "sks" in constraints or same_sks else [f"{r.get('sks')} SKS"]
             if "semester" not in constraints:
                 extra.append(f"smt {r.get('semester')}")
             tail = f" ({', '.join(extra)})" if extra else ""

@@ -52,7 +52,8 @@ def _repeated_ngrams(tokens: list[str], n: int) -> bool:
         return False
     counts = Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     top = counts.most_common(1)[0][1]
-    return top >= 3
+    # a loop repeats a phrase over much of the text; natural text repeats "program studi" now and then
+    return top >= 3 and top * n / len(tokens) >= 0.3
 
 
 def check_degenerate(text: str, *, prompt: str = "", context_words: frozenset[str] = frozenset()) -> Verdict:

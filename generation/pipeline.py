@@ -598,8 +598,9 @@ class AnswerPipeline:
                 # the model chose a near-best sentence: show the best one first, then the model's
                 return [ev.sentences[order[0]], ev.sentences[containing[0]]]
             span_stems = set(stems(span))
-            if span_stems:
-                best = max(order, key=lambda i: (len(span_stems & set(stems(ev.sentences[i].text))), ev.scores[i]))
+            eligible = [i for i in order if ev.scores[i] >= max(0.0, SPAN_SENTENCE_MIN * top_score)]
+            if span_stems and eligible:
+                best = max(eligible, key=lambda i: (len(span_stems & set(stems(ev.sentences[i].text))), ev.scores[i]))
                 if len(span_stems & set(stems(ev.sentences[best].text))) / len(span_stems) >= self.config.support_tau:
                     return [ev.sentences[best]]
         top = ev.scores[order[0]]
