@@ -151,7 +151,12 @@ class AnswerPipeline:
 
     async def _prompt_fmt(self) -> str:
         if self._prompt_format is None:
-            generator = await self.pool.ready()
+            try:
+                generator = await self.pool.ready()
+            except (RuntimeError, OSError, TimeoutError, ValueError) as error:
+                # the model could not load: the answer degrades to extractive (submit raises the same error)
+                logger.warning("LLM unavailable: %s", error)
+                return "completion"
             self._prompt_format = getattr(generator, "prompt_format", "completion")
         return self._prompt_format
 

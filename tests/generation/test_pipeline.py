@@ -203,3 +203,20 @@ async def test_llm_failure_degrades_to_an_extractive_answer(make_pipeline):
     _check_record(answer)
     assert answer.stop_reason == StopReason.FALLBACK_EXTRACTIVE
     assert "6 SKS" in answer.answer
+
+
+async def test_model_that_cannot_load_degrades_to_extractive(prodi_index, embedder):
+    from generation.pipeline import AnswerPipeline
+    from generation.pool import LLMPool
+
+    def broken():
+        raise FileNotFoundError("LLM_MODEL_PATH points to /nope.gguf, which does not exist")
+
+    pool = LLMPool(broken, workers=1, timeout_s=5)
+    try:
+        answer = await AnswerPipeline(prodi_index.current, pool, PipelineConfig(), embedder, None).answer(
+            "Berapa bobot SKS skripsi?")
+        assert answer.stop_reason == StopReason.FALLBACK_EXTRACTIVE and "6 SKS" in answer.answer
+        assert any("LLM_MODEL_PATH" in str(s.get("error", "")) for s in answer.trace.steps)
+    finally:
+        pool.close()
