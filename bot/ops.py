@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 
 from storage.locks import Claims
-from storage.runs import JobRun
+from storage.runs import JobRun, utc_now
 
 __all__ = [
     "IndexWatcher",
@@ -321,17 +321,38 @@ class SubprocessReindex:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_child_init, initargs=(self.nice,))
         try:
+            spawned_at = utc_now()
             data = await loop.run_in_executor(pool, _run_job_in_child, self.settings, trigger, requested_by)
             return JobRun(**data)
         except BrokenProcessPool:
-            logger.error("the reindex child process died; cleaning up what it left")
-            await self.job.recover()
-            recent = await loop.run_in_executor(None, self.runs.recent, 1)
-            if recent:
-                return recent[0]
-            raise
+            logger.error("the reindex child process died (killed or out of memory); cleaning up what it left")
+            return await self._after_child_died(trigger, spawned_at)
         finally:
             await loop.run_in_executor(None, pool.shutdown)
+
+    async def _after_child_died(self, trigger: str, spawned_at: str) -> JobRun:
+        """Close the dead child's run as ABORTED and clean its leftovers (staging store, half-built version)."""
+        loop = asyncio.get_running_loop()
+        recent = await loop.run_in_executor(None, self.runs.recent, 10)
+        mine = [r for r in recent if r.status == "RUNNING" and r.trigger == trigger and r.started_at >= spawned_at]
+        for run in mine:
+            await loop.run_in_executor(None, lambda r=run: self.runs.finish(
+                r.run_id, "ABORTED", error="the reindex child process died (killed or out of memory)"))
+        # the kernel frees the child's file lock a moment after its death; a Redis lock waits for its TTL, and
+        # then the next run or the next start-up finishes the clean-up
+        for _ in range(10):
+            result = await self.job.recover()
+            if result.get("recovered"):
+                break
+            await asyncio.sleep(0.5)
+        if mine:
+            found = await loop.run_in_executor(None, self.runs.get, mine[0].run_id)
+            if found is not None:
+                return found
+        latest = await loop.run_in_executor(None, self.runs.recent, 1)
+        if not latest:
+            raise RuntimeError("the reindex child process died before it recorded its run")
+        return latest[0]
 
     async def status(self) -> dict[str, Any]:
         return await self.job.status()
