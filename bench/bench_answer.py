@@ -72,29 +72,34 @@ def run(quick: bool = False) -> str:
         config = PipelineConfig()
         pipeline = AnswerPipeline(manager.current, pool, config, embedder, None)
 
-        async def answer_all():  # type: ignore[no-untyped-def]
+        async def measure():  # type: ignore[no-untyped-def]
+            """Per question: one warm-up answer, then pipeline and bare llama.cpp calls interleaved (best of 2 each),
+            so both see the same machine load."""
+            loop = asyncio.get_running_loop()
             out = []
             for q in questions:
                 await pipeline.answer(q)  # warm caches (embeddings of the evidence, the model)
-                n_before = len(recorder.prompts)
-                a = await pipeline.answer(q)
-                out.append((q, a, recorder.prompts[n_before:]))
+                best_answer, best_bare, prompts = None, None, []
+                for _ in range(2):
+                    n_before = len(recorder.prompts)
+                    a = await pipeline.answer(q)
+                    if best_answer is None or a.latency_ms < best_answer.latency_ms:
+                        best_answer = a
+                    prompts = recorder.prompts[n_before:]
+                    if prompts:
+                        started = time.perf_counter()
+                        await loop.run_in_executor(
+                            None, lambda p=prompts[-1]: llama.generate(p, max_tokens=config.max_tokens, stop=COMPLETION_STOPS)
+                        )
+                        bare = (time.perf_counter() - started) * 1000
+                        best_bare = bare if best_bare is None else min(best_bare, bare)
+                out.append((q, best_answer, best_bare, len(prompts), prompts))
             return out
 
         try:
-            results = asyncio.run(answer_all())
-            # bare llama.cpp on the same final prompt, cold cache like the pipeline's calls
-            rows = []
-            for q, a, prompts in results:
-                if not prompts:
-                    rows.append((q, a, None, 0))
-                    continue
-                final = prompts[-1]
-                started = time.perf_counter()
-                llama.generate(final, max_tokens=config.max_tokens, stop=COMPLETION_STOPS)
-                bare_ms = (time.perf_counter() - started) * 1000
-                rows.append((q, a, bare_ms, len(prompts)))
-
+            measured = asyncio.run(measure())
+            rows = [(q, a, bare, calls) for q, a, bare, calls, _ in measured]
+            results = [(q, a, prompts) for q, a, _, _, prompts in measured]
             # KV reuse: the same sequence of prompts with and without prefix reuse
             all_prompts = [p for _, _, ps in results for p in ps]
             timings: dict[bool, list[float]] = {False: [], True: []}

@@ -53,7 +53,7 @@ def _repeated_ngrams(tokens: list[str], n: int) -> bool:
     counts = Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     top = counts.most_common(1)[0][1]
     # a loop repeats a phrase over much of the text; natural text repeats "program studi" now and then
-    return top >= 3 and top * n / len(tokens) >= 0.3
+    return top >= 3 and top * n / len(tokens) >= 0.4
 
 
 def check_degenerate(text: str, *, prompt: str = "", context_words: frozenset[str] = frozenset()) -> Verdict:
