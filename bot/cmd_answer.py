@@ -194,6 +194,22 @@ def _context_texts(index: Any, answer: Any) -> list[str]:
     return [by_id[i] for i in ids if i in by_id]
 
 
+def upsert_section(path: Path, key: str, markdown: str) -> None:
+    """Write ``markdown`` between ``<!-- key:start -->`` and ``<!-- key:end -->`` in ``path`` (appending the
+    section when it is not there yet), leaving the rest of a shared document (docs/evaluation.md) untouched."""
+    start, end = f"<!-- {key}:start -->", f"<!-- {key}:end -->"
+    block = f"{start}\n{markdown.rstrip()}\n{end}\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        text = f"{head}{block}{tail}"
+    else:
+        text = (text.rstrip() + "\n\n" if text.strip() else "") + block
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 def markdown_table(metrics: dict[str, Any], title: str = "Answers") -> str:
     rows = [f"### {title}\n", "| metric | value |", "|---|---|"]
     for key, value in metrics.items():
@@ -258,7 +274,8 @@ def cmd_eval_answers(args: argparse.Namespace, settings: Settings) -> int:
             for r in results:
                 fh.write(json.dumps(r.dump(), ensure_ascii=False) + "\n")
     if args.markdown:
-        Path(args.markdown).write_text(markdown_table(metrics), encoding="utf-8")
+        name = Path(args.dataset).stem
+        upsert_section(Path(args.markdown), f"answers-{name}", markdown_table(metrics, f"Answers on {name}.jsonl"))
     if args.json:
         print(json.dumps(metrics, ensure_ascii=False))
     else:
@@ -297,5 +314,5 @@ def cmd_eval_consistency(args: argparse.Namespace, settings: Settings) -> int:
     print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
     if args.markdown:
         table = markdown_table({k: v for k, v in report.items() if k != "answers"}, "Consistency")
-        Path(args.markdown).write_text(table, encoding="utf-8")
+        upsert_section(Path(args.markdown), "answers-consistency", table)
     return 0 if report["identical"] else 1
