@@ -96,3 +96,21 @@ def test_jsonl_long_documents_are_chunked_and_ranked_once(env, capsys, tmp_path)
     ranked = json.loads(dump.read_text())["ranked_doc_ids"]
     assert ranked == ["panjang", "pendek"]  # one entry per document, at its best chunk
     assert json.loads(out)["global"]["mrr@1"] == 1.0
+
+
+def test_index_from_the_document_store(env, capsys):
+    from storage.docstore import DocumentStore
+    from tests.retrieval.conftest import corpus_chunks, corpus_documents
+
+    code, out = run(capsys, "index", "--json")
+    assert code == 1 and "crawl" in json.loads(out)["message"]  # empty store: says what to run first
+    documents, chunks = corpus_documents(), corpus_chunks()
+    with DocumentStore(env / "prodi.sqlite3") as store:
+        store.sync_documents(documents, {d.doc_id: [c for c in chunks if c.doc_id == d.doc_id] for d in documents})
+    code, out = run(capsys, "index", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["chunks"]["total"] == 11 and report["facts"]["courses"] == 6
+    code, out = run(capsys, "search", "mata kuliah semester 5 yang 3 SKS", "--json")
+    result = json.loads(out)
+    assert result["hits"][0]["doc_id"] == "kurikulum"
+    assert [r["code"] for r in result["facts"]["rows"]] == ["IF-301", "IF-302"]
