@@ -125,6 +125,12 @@ def format_run_summary(run: JobRun) -> str:
 
 # --- the coordinator ----------------------------------------------------------------------------------------
 
+def _log_task_failure(task: asyncio.Task[Any]) -> None:
+    """Retrieve a background run's exception so it is logged once (runs normally end as FAILED records)."""
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("the reindex run crashed: %r", task.exception())
+
+
 class ReindexCoordinator:
     """Runs the reindex job for every trigger and coalesces concurrent ones.
 
@@ -204,6 +210,7 @@ class ReindexCoordinator:
             return self._task
         self._current_trigger = trigger
         self._task = asyncio.create_task(self._execute(trigger, requested_by), name=f"reindex ({trigger})")
+        self._task.add_done_callback(_log_task_failure)
         return self._task
 
     async def admin_trigger(self, requested_by: str | None = None) -> str:
