@@ -134,7 +134,6 @@ class SearchIndex:
             else:
                 relevance = weighted_sum(pool.cosine, pool.bm25, self.config.dense_weight)
         facts = FactsResult()
-        scores_extra: dict[int, dict[str, float]] = {}
         if mode == "hybrid":
             relevance = minmax(relevance) if relevance.size else relevance
             pool, relevance, facts = self._fuse_facts(query, qvec, pool, relevance, bm25_all)
@@ -144,7 +143,7 @@ class SearchIndex:
         order = np.argsort(-relevance, kind="stable")
         if self.reranker is not None and mode == "hybrid":
             order, relevance = self._rerank(query, pool, order, relevance, k)
-        hits = self._select(pool, relevance, order, k, mode, scores_extra, facts)
+        hits = self._select(pool, relevance, order, k, mode, facts)
         timings["select"] = round((time.perf_counter() - t3) * 1000, 3)
         timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
         return SearchResult(hits=tuple(hits), confidence=float(confidence), mode=mode, timings_ms=timings)
@@ -242,7 +241,6 @@ class SearchIndex:
         order: np.ndarray,
         k: int,
         mode: str,
-        extra: dict[int, dict[str, float]],
         facts: FactsResult,
     ) -> list[Hit]:
         order = order[np.isfinite(relevance[order])]
