@@ -4,41 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import socket
 import sys
-from collections.abc import Iterator
 
 from bot.settings import Settings
 
-__all__ = ["cmd_crawl", "cmd_docs", "sample_site_for"]
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-@contextlib.contextmanager
-def sample_site_for(settings: Settings, seeds: list[str] | None) -> Iterator[None]:
-    """With no seeds anywhere the crawl target is the bundled sample site: serve it on its fixed loopback port for
-    the duration (unless `python -m bot sample-site` already does), so stored URLs stay the same across runs."""
-    from bot.wiring import SAMPLE_SITE_PORT
-
-    if seeds or settings.site_seeds or _port_in_use(SAMPLE_SITE_PORT):
-        yield
-        return
-    from bot.sample_site import SampleSite
-
-    with SampleSite(port=SAMPLE_SITE_PORT):
-        yield
+__all__ = ["cmd_crawl", "cmd_docs"]
 
 
 def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
     """Crawl the site into the document store; print the CrawlReport (``--json``) or a summary."""
-    from bot.wiring import build_crawl_config, open_docstore
+    from bot.wiring import build_crawl_config, open_docstore, sample_site_for
     from sync_jobs.crawl import crawl_site
 
     seeds = list(getattr(args, "seed", None) or [])

@@ -5,7 +5,9 @@ Lower layers never see Settings; they receive plain values or their own small co
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,14 +35,16 @@ def build_crawl_config(settings: Settings, seeds=None, max_pages=None):  # -> sy
 
     chosen = [s for s in (seeds or settings.site_seeds) if s]
     allow_private = settings.crawl_allow_private_networks
+    delay = settings.crawl_delay_seconds
     if not chosen:
         chosen = [f"http://127.0.0.1:{SAMPLE_SITE_PORT}/"]
         allow_private = True  # the bundled sample site only ever runs on loopback
+        delay = 0.0  # and it is our own server in this process: no politeness delay needed
     return CrawlConfig(
         seeds=tuple(chosen),
         allowed_domains=tuple(settings.site_allowed_domains),
         allow_private=allow_private,
-        delay=settings.crawl_delay_seconds,
+        delay=delay,
         max_pages=max_pages or settings.crawl_max_pages,
         max_depth=settings.crawl_max_depth,
         concurrency=settings.crawl_concurrency,
@@ -56,7 +60,31 @@ def build_crawl_config(settings: Settings, seeds=None, max_pages=None):  # -> sy
 
 
 SAMPLE_SITE_PORT = 8000  # `python -m bot sample-site` default
-__all__ += ["build_crawl_config", "open_docstore"]
+
+
+def _port_in_use(port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.contextmanager
+def sample_site_for(settings: Settings, seeds=None) -> Iterator[None]:
+    """With no seeds anywhere the crawl target is the bundled sample site: serve it on its fixed loopback port for
+    the duration (unless `python -m bot sample-site` already does), so stored URLs stay the same across runs.
+    Crawl, reindex (CLI, schedule, /reindex) and the first-run bootstrap all go through here."""
+    if seeds or settings.site_seeds or _port_in_use(SAMPLE_SITE_PORT):
+        yield
+        return
+    from bot.sample_site import SampleSite
+
+    with SampleSite(port=SAMPLE_SITE_PORT):
+        yield
+
+
+__all__ += ["build_crawl_config", "open_docstore", "sample_site_for"]
 
 # --- retrieval (index manager, embedder, facts) --------------------------------------------------------------
 
@@ -495,7 +523,8 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         loop = asyncio.get_running_loop()
         store = await loop.run_in_executor(None, DocumentStore, store_path)
         try:
-            return _crawl_counts(await crawl_site(crawl_config, store))
+            with sample_site_for(settings, seeds):
+                return _crawl_counts(await crawl_site(crawl_config, store))
         finally:
             await loop.run_in_executor(None, store.close)
 
@@ -581,3 +610,23 @@ __all__ += [
     "build_run_store",
     "build_tick_claims",
 ]
+
+
+# --- first-run bootstrap (the embedded default) ---------------------------------------------------------------
+
+
+def ensure_index(settings: Settings) -> None:
+    """Build the first index when there is none: the one reindex job (trigger ``cli``) over SITE_SEEDS, or over the
+    bundled sample site served on loopback. Blocking; raises RuntimeError with the run's error when it fails."""
+    import asyncio
+
+    job = build_reindex_job(settings)
+    run = asyncio.run(job.run("cli"))
+    if run.status != "SUCCESS":
+        raise RuntimeError(
+            f"building the first index failed ({run.status}: {run.error or 'no detail'}); "
+            "see `python -m bot status` and rerun `python -m bot reindex`"
+        )
+
+
+__all__ += ["ensure_index"]
