@@ -294,6 +294,7 @@ class AnswerPipeline:
             return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, related)
         t = time.perf_counter()
         anchor_text = clean if not follow.rewritten else follow.query
+        kind = None if is_list_question(clean) else expected_type(clean)
         corpus_w = await self._run(corpus_weights, index, anchor_text)
         if follow.rewritten:
             # a follow-up asks about its own words; the carried-over topic only narrows the search
@@ -301,7 +302,7 @@ class AnswerPipeline:
             base = corpus_w or {a: 1.0 for a in anchor_stems}
             corpus_w = {a: w * (1.5 if a in own else 0.5) for a, w in base.items()}
         q_vec = (await self._embed([query], "query"))[0]
-        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
+        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w, kind)
         timed("evidence", t)
         best_cov = max(ev.coverage_chunk.values(), default=0.0)
         top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
@@ -323,7 +324,7 @@ class AnswerPipeline:
                     grown = await self._gap_round(index, f"{query} {' '.join(missing)}", ev, hits, anchor_stems, q_vec, trace, "anchor")
                     if grown:
                         hits = grown
-                        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
+                        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w, kind)
                         best_cov = max(ev.coverage_chunk.values(), default=0.0)
                         top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
             if best_cov < cfg.anchor_coverage_min or top_sim < cfg.min_top_similarity:
@@ -375,7 +376,7 @@ class AnswerPipeline:
                 trace.add("dragin", iteration=iterations, decision="no_new_hits")
                 break
             hits = grown
-            ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w)
+            ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w, kind)
             best_cov = max(ev.coverage_chunk.values(), default=0.0)
             top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
 
@@ -401,7 +402,6 @@ class AnswerPipeline:
         if numbers and not numbers <= ev.hit_stems.get(top.chunk_id, set()):
             trace.add("support", decision="abstain", missing_numbers=sorted(numbers - ev.hit_stems.get(top.chunk_id, set())))
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
-        kind = expected_type(clean)
         if not list_q and not type_ok(kind, " ".join([span or ""] + [display(c) for c in chosen])):
             trace.add("answer_type", expected=kind, decision="abstain")
             return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
@@ -479,7 +479,12 @@ class AnswerPipeline:
         return result, query
 
     async def _evidence(
-        self, hits: list[Any], anchor_stems: list[str], q_vec: np.ndarray, corpus_w: dict[str, float] | None = None
+        self,
+        hits: list[Any],
+        anchor_stems: list[str],
+        q_vec: np.ndarray,
+        corpus_w: dict[str, float] | None = None,
+        kind: str | None = None,
     ) -> _Evidence:
         ev = _Evidence(hits=list(hits))
         ev.sentences = split_evidence(hits, max_sentences=60)
@@ -503,6 +508,9 @@ class AnswerPipeline:
             short = 0.3 if len(words(s.text)) < 4 and ":" not in s.text else 0.0
             # a sentence from a chunk that misses the question's anchors cannot be the cited answer
             off_topic = 0.5 if chunk_cov < self.config.anchor_coverage_min else 0.0
+            # seed 002's finalizer idea: a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
+            # number, a time or a name (display() adds the page title to "Label: value" lines)
+            off_topic += 0.25 if kind is not None and not type_ok(kind, display(s)) else 0.0
             ev.scores.append(0.55 * lex + 0.35 * emb + 0.10 * chunk_cov - 0.01 * s.hit_rank - short - off_topic)
         # a question on the page (an FAQ entry) is not an answer; the sentence after it usually is
         for i, s in enumerate(ev.sentences):
