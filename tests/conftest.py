@@ -51,8 +51,12 @@ socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# Settings read `.env` from the working directory; tests must not pick up a developer's .env.
-os.environ.setdefault("PRODI_BOT_TESTING", "1")
+# Settings read the environment: tests start from the defaults, whatever the developer's or CI's shell exports.
+# The Redis address is kept for the `redis_url` fixture only; tests that want Redis ask for that fixture.
+_REDIS_BASE = os.environ.pop("REDIS_URL", "") or "redis://127.0.0.1:6379"
+for _name in list(os.environ):
+    if _name.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "LLM_", "ADMIN_")) or _name in ("DATA_DIR", "EMBEDDER"):
+        del os.environ[_name]
 
 
 # --- Redis ----------------------------------------------------------------------------------------------------
@@ -65,7 +69,7 @@ def redis_url() -> Iterator[str]:
     """A real Redis (REDIS_URL or 127.0.0.1:6379) on a logical DB of its own, flushed before and after."""
     import redis
 
-    base = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+    base = _REDIS_BASE.rstrip("/")
     if base.count("/") > 2:  # strip an explicit db number
         base = base.rsplit("/", 1)[0]
     db = next(_DB_NUMBERS)
