@@ -363,10 +363,13 @@ def run(quick: bool = False) -> str:
         f"- LLM calls: {res['llm_calls']} for {len(res['stages'])} answers (the rest were facts-table answers or "
         f"abstentions that never reach the model). Stop reasons: "
         + ", ".join(f"`{k}` {v}" for k, v in sorted({r: res['stop_reasons'].count(r) for r in set(res['stop_reasons'])}.items())),
-        f"- Memory (RSS of this process): {rss0:.0f} MB before the index, {rss_index:.0f} MB with the index and "
-        f"embedder loaded, {res['rss_after_mb']:.0f} MB after the three load phases.",
+        f"- Memory (RSS of the benchmark process, which under `python -m bench` also holds the earlier sections): "
+        f"{rss0:.0f} MB before, {rss_index:.0f} MB with this index and the embedder loaded (+{rss_index - rss0:.0f} MB), "
+        f"{res['rss_after_mb']:.0f} MB after the three load phases (+{res['rss_after_mb'] - rss_index:.0f} MB for the "
+        "server, PTB, caches and the 450 conversations).",
         "",
-        "Per-stage latency inside the pipeline under this load (ms; from each Answer's trace):",
+        "Per-stage latency inside the pipeline under this load (ms; from each Answer's trace; `generate` includes the "
+        "wait in the LLM queue):",
         "",
         "| stage | n | p50 | p95 | p99 |",
         "|---|---|---|---|---|",
