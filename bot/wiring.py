@@ -508,9 +508,9 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
     """The one reindex job (sync_jobs.reindex.ReindexJob) wired to the real crawler, store and index."""
     import json
 
+    from storage.docstore import DocumentStore
     from sync_jobs.crawl import crawl_site
     from sync_jobs.reindex import ReindexConfig, ReindexJob
-    from storage.docstore import DocumentStore
 
     serving = open_docstore(settings)
     serving_path = serving.path
@@ -585,7 +585,6 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
 def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None):  # -> bot.ops.IndexWatcher
     """Reloads ``index_manager`` on a ``prodibot:index`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
     from bot.ops import IndexWatcher
-
     from sync_jobs.reindex import index_info
 
     def reload() -> bool:  # blocking: runs in the executor
