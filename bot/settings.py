@@ -138,27 +138,13 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator(
-        "telegram_token",
-        "telegram_secret_token",
-        "whatsapp_token",
-        "whatsapp_verify_token",
-        "whatsapp_app_secret",
-        "admin_token",
-        "llm_api_key",
-        "telegram_webhook_url",
-        "whatsapp_phone_number_id",
-        "redis_url",
-        "llm_endpoint",
-        "llm_model_path",
-        "reranker_model_path",
-        mode="before",
-    )
+    @model_validator(mode="before")
     @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+    def _blank_is_unset(cls, data: object) -> object:
+        """``NAME=`` (as in a copied .env.example) means "not set": the default applies, for every setting."""
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if not (isinstance(value, str) and not value.strip())}
+        return data
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Settings:

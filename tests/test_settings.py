@@ -88,3 +88,21 @@ def test_secret_values_never_appear_in_errors(monkeypatch: pytest.MonkeyPatch, t
     with pytest.raises(SettingsError) as info:
         load_settings()
     assert "supersecret-123" not in str(info.value)
+
+
+def test_a_copied_env_example_loads_as_the_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`cp .env.example .env` is the documented first step of every deployment: it must load, unchanged."""
+    monkeypatch.chdir(tmp_path)
+    for name in Settings.model_fields:
+        monkeypatch.delenv(name.upper(), raising=False)
+    (tmp_path / ".env").write_text((ROOT / ".env.example").read_text(encoding="utf-8"), encoding="utf-8")
+    assert load_settings().model_dump() == Settings(_env_file=None).model_dump()
+
+
+def test_blank_value_means_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LLM_THREADS", "")
+    monkeypatch.setenv("HTTP_PORT", "  ")
+    monkeypatch.setenv("REDIS_URL", "")
+    settings = load_settings()
+    assert settings.llm_threads is None and settings.http_port == 8080 and settings.redis_url is None
