@@ -48,3 +48,27 @@ def test_invalid_secret_is_not_echoed(tmp_path) -> None:
     assert result.returncode == 2
     assert "LLM_ENDPOINT" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_output_into_a_closed_pipe_is_not_a_traceback(tmp_path) -> None:
+    """`python -m bot docs --chunks --json | head`: the reader leaving early ends the command quietly."""
+    import os
+
+    from storage.docstore import DocumentStore
+    from storage.models import Chunk, Document
+
+    docs = [Document(doc_id=f"d{i}", url=f"http://x.test/{i}/", title=f"T{i}", text="isi " * 50, content_hash=f"h{i}")
+            for i in range(300)]
+    chunks = [Chunk(chunk_id=f"c{i}", doc_id=f"d{i}", url=f"http://x.test/{i}/", title=f"T{i}", section="S",
+                    position=0, text="isi halaman " * 40, content_hash=f"h{i}") for i in range(300)]
+    with DocumentStore(tmp_path / "prodi.sqlite3") as store:
+        store.sync_documents(docs, {c.doc_id: [c] for c in chunks})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "docs", "--chunks", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "DATA_DIR": str(tmp_path)}, cwd=tmp_path,
+    )
+    assert proc.stdout.read(10)  # read a little, then leave like `head` does
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err
+    assert proc.returncode == 0
