@@ -387,11 +387,15 @@ def failures_markdown(results: list[Any], retrieval: dict[str, Any], main: dict[
              f"{best_mode}. One-word queries (\"komunitas\", \"dosen\") have many relevant pages, so their Recall@k is "
              "bounded by k / |relevant| rather than by the ranking. The sample site is small (one page per topic), which "
              "makes retrieval much easier than on the thesis's 350-page crawl; the numbers are not a like-for-like win.",
-             f"- **Answerable questions the bot abstained on: {len(wrong_abstain)} of {main['answerable']}.** The gates "
+             f"- **Answerable questions the bot abstained on: {len(wrong_abstain)} of {main['answerable']}"
+             + (f" ({', '.join(sorted(r.id for r in wrong_abstain))})" if wrong_abstain else "") + ".** The gates "
              "(anchor coverage, top-sentence similarity, support) are tuned so the 270M model never answers from weak "
-             "evidence; the price is abstentions when the question's key word is missing from the best evidence "
-             "sentence (a phone number asked as \"nomor telepon\" next to \"Telp.\", a team name in an English news "
-             "title, a follow-up whose subject is a lab head).",
+             "evidence; "
+             + ("the price is these abstentions: the question's key word is missing from the best evidence sentence "
+                "(a synonym, an English page title, a follow-up about a different subject)."
+                if wrong_abstain else
+                "on this set that cost nothing, but a question worded with a synonym that no evidence sentence "
+                "contains (\"nomor telepon\" next to \"Telp.\") is the typical way it would abstain wrongly."),
              f"- **Answered without the gold span: {len(missed)}** (with the abstentions above, the misses by type: "
              + ", ".join(f"{k} {v}" for k, v in sorted(cat_counts.items())) + "). The extractive answer quotes a "
              "related, correct and cited sentence, but not the one holding the gold span (KRS dates instead of the "
