@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.auxil.loopback import LoopbackApp
+
 __all__ = ["BOT_USER", "Call", "FakeApis"]
 
 BOT_USER = {
@@ -55,7 +57,7 @@ class FakeApis:
         self.telegram_updates: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.graph_failures: list[int] = []
         self._ids = itertools.count(1000)
-        self._runner: web.AppRunner | None = None
+        self._http = LoopbackApp()
         self.port = 0
         self._changed = asyncio.Event()
 
@@ -71,17 +73,11 @@ class FakeApis:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._telegram)
         app.router.add_post("/v21.0/{phone}/messages", self._graph)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = await self._http.serve(app)
         return self
 
     async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._http.close()
 
     # --- queries used by tests -----------------------------------------------------------------------------
     def telegram(self, method: str) -> list[Call]:

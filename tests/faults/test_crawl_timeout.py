@@ -11,6 +11,7 @@ from aiohttp import web
 
 from storage.docstore import DocumentStore
 from sync_jobs.crawl import CrawlConfig, crawl_site
+from tests.auxil.loopback import LoopbackApp
 
 pytestmark = pytest.mark.faults
 
@@ -35,7 +36,7 @@ class HangingSite:
         self.slow = False
         self.release = asyncio.Event()
         self.requests = 0
-        self.runner: web.AppRunner | None = None
+        self.http = LoopbackApp()
         self.base_url = ""
 
     async def handle(self, request: web.Request) -> web.Response:
@@ -53,17 +54,13 @@ class HangingSite:
     async def start(self) -> HangingSite:
         app = web.Application()
         app.router.add_get("/{tail:.*}", self.handle)
-        self.runner = web.AppRunner(app, shutdown_timeout=1.0)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.base_url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        await self.http.serve(app)
+        self.base_url = self.http.base_url
         return self
 
     async def close(self) -> None:
         self.release.set()
-        if self.runner is not None:
-            await self.runner.cleanup()
+        await self.http.close()
 
 
 @pytest.fixture

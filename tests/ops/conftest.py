@@ -12,6 +12,7 @@ from aiohttp import web
 
 from bot import wiring
 from bot.settings import Settings, load_settings
+from tests.auxil.loopback import LoopbackApp
 
 
 def ops_settings(data_dir: Path, base_url: str, **overrides: object) -> Settings:
@@ -62,7 +63,7 @@ class MiniSite:
 
     def __init__(self) -> None:
         self.pages: dict[str, tuple[int, str]] = {}
-        self._runner: web.AppRunner | None = None
+        self._http = LoopbackApp()
         self.port = 0
 
     @property
@@ -94,17 +95,11 @@ class MiniSite:
     async def start(self) -> MiniSite:
         app = web.Application()
         app.router.add_get("/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = await self._http.serve(app)
         return self
 
     async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._http.close()
 
 
 @pytest.fixture

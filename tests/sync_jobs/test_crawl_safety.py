@@ -13,6 +13,7 @@ from storage.docstore import DocumentStore
 from sync_jobs.crawl import CrawlConfig, crawl_site
 from sync_jobs.fetch import BlockedAddress, SafeResolver
 from sync_jobs.urls import HostSet, is_public_ip, normalize_url
+from tests.auxil.loopback import LoopbackApp
 
 TEXT = "<p>Program studi ini menyelenggarakan perkuliahan informatika dengan kurikulum terbaru dan dosen ahli.</p>"
 
@@ -29,7 +30,7 @@ class Server:
     def __init__(self) -> None:
         self.app = web.Application()
         self.hits: Counter[str] = Counter()
-        self.runner: web.AppRunner | None = None
+        self.http = LoopbackApp()
         self.port = 0
 
         @web.middleware
@@ -50,16 +51,11 @@ class Server:
         self.app.router.add_get(path, handler)
 
     async def start(self) -> Server:
-        self.runner = web.AppRunner(self.app, shutdown_timeout=0.5)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self.runner.addresses[0][1]
+        self.port = await self.http.serve(self.app, shutdown_timeout=0.5)
         return self
 
     async def close(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()
+        await self.http.close()
 
 
 @pytest.fixture
