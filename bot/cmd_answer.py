@@ -34,13 +34,15 @@ async def _pipeline(settings: Settings, need_index: bool = True):
     loop = asyncio.get_running_loop()
     index = await loop.run_in_executor(None, manager.current)
     if index is None and need_index:
-        ensure = getattr(wiring, "ensure_index", None)
-        if ensure is not None:
-            print("Menyiapkan indeks dari situs contoh … (sekali saja)", file=sys.stderr)
-            await loop.run_in_executor(None, ensure, settings)
-            index = await loop.run_in_executor(None, manager.current)
-    if index is None and need_index:
-        raise _NoIndex()
+        print("Menyiapkan indeks pertama … (sekali saja)", file=sys.stderr)
+        try:
+            await loop.run_in_executor(None, wiring.ensure_index, settings)
+        except RuntimeError as error:  # the first reindex failed (site down, …): say why, then how to retry
+            print(f"error: {error}", file=sys.stderr)
+            raise _NoIndex() from None
+        index = await loop.run_in_executor(None, manager.current)
+        if index is None:
+            raise _NoIndex()
     pool = wiring.build_llm_pool(settings)
     try:
         pipeline = wiring.build_pipeline(settings, manager, pool=pool, embedder=manager.embedder)

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 
 def _port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
+@pytest.mark.integration
 def test_console_chat_bootstraps_from_the_sample_site(tmp_path: Path) -> None:
     if not _port_free(8000):
         pytest.skip("port 8000 is taken; the embedded default serves the sample site there")
@@ -46,3 +45,18 @@ def test_console_chat_bootstraps_from_the_sample_site(tmp_path: Path) -> None:
     )
     assert '"status": "SUCCESS"' in status.stdout
     assert '"trigger": "cli"' in status.stdout
+
+
+def test_a_failed_first_index_is_a_clear_message_not_a_traceback(tmp_path: Path) -> None:
+    """SITE_SEEDS set but the site is down on the first `ask`: the command says why and how to retry."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nothing listens there
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "REDIS_"))}
+    env.update({"DATA_DIR": str(tmp_path / "data"), "SITE_SEEDS": f"http://127.0.0.1:{port}/",
+                "CRAWL_ALLOW_PRIVATE_NETWORKS": "true", "CRAWL_RETRIES": "0", "CRAWL_TIMEOUT_SECONDS": "2"})
+    result = subprocess.run([sys.executable, "-m", "bot", "ask", "Siapa ketua prodi?"], capture_output=True,
+                            text=True, env=env, cwd=tmp_path, timeout=300)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "FAILED" in result.stderr and "python -m bot reindex" in result.stderr
