@@ -86,7 +86,7 @@ class ServeApp:
 
     async def _start(self) -> None:
         s = self.settings
-        self.metrics = wiring.build_metrics_for_serve(s)
+        self.metrics = wiring.build_metrics(s)
         self.stores = wiring.build_channel_stores(s)
         self._closers.append(self.stores.close)
         index_manager = None

@@ -307,15 +307,6 @@ def build_whatsapp(settings: Settings, service, stores: ChannelStores, metrics=N
     )
 
 
-def build_metrics_for_serve(settings: Settings):  # -> bot.metrics.Metrics
-    builder = globals().get("build_metrics")
-    if builder is not None:
-        return builder(settings)
-    from bot.metrics import Metrics
-
-    return Metrics()
-
-
 @dataclass
 class Answering:
     """What ``serve`` needs from retrieval and generation."""
@@ -426,8 +417,7 @@ async def build_serve_operations(settings: Settings, metrics=None, index_manager
     watcher = None
     if index_manager is not None:
         watcher = build_index_watcher(settings, index_manager, redis=client, metrics=metrics)
-    runs = getattr(getattr(coordinator, "job", None), "runs", None)
-    return ServeOperations(coordinator, schedule=schedule, runs=runs, watcher=watcher, client=client)
+    return ServeOperations(coordinator, schedule=schedule, runs=coordinator.job.runs, watcher=watcher, client=client)
 
 
 __all__ += [
@@ -438,7 +428,6 @@ __all__ += [
     "build_answering",
     "build_channel_stores",
     "build_chat_service",
-    "build_metrics_for_serve",
     "build_whatsapp",
 ]
 
