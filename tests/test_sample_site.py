@@ -376,6 +376,42 @@ def test_answers_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> No
     assert sum(bool(i.get("constraints")) for i in items) >= 6
 
 
+def test_informal_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> None:
+    """informal.jsonl: questions typed as students type on WhatsApp; multi-turn items carry only user turns."""
+    items = _load("informal.jsonl")
+    assert len({i["id"] for i in items}) == len(items)
+    categories = {"fakta", "prosedur", "daftar", "tidak_terjawab", "lanjutan", "kendala"}
+    single = [i for i in items if "conversation" not in i]
+    multi = [i for i in items if "conversation" in i]
+    for item in items:
+        assert set(item) <= {"id", "query", "category", "relevant_urls", "reference_answer", "answers",
+                             "answerable", "conversation"}, item
+        assert set(item) >= {"id", "query", "category", "relevant_urls", "reference_answer", "answers",
+                             "answerable"}, item
+        assert item["category"] in categories and item["query"].strip() and item["reference_answer"], item
+        assert isinstance(item["answerable"], bool)
+        assert (item["category"] == "tidak_terjawab") == (not item["answerable"]), item
+        if not item["answerable"]:
+            assert item["answers"] == [] and item["relevant_urls"] == [], item
+            continue
+        assert 1 <= len(item["answers"]) <= 2 and item["relevant_urls"], item
+        for url in item["relevant_urls"]:
+            assert url.startswith("/") and url in site_texts, (item["id"], url)
+        for span in item["answers"]:
+            assert span.strip() and any(_norm(span) in site_texts[url] for url in item["relevant_urls"]), (
+                item["id"], span)
+    for item in single:
+        assert re.fullmatch(r"I\d{2,}", item["id"]) and item["category"] != "lanjutan", item
+    for item in multi:
+        assert re.fullmatch(r"M\d{2,}", item["id"]), item
+        assert item["category"] in ("lanjutan", "tidak_terjawab"), item
+        assert 1 <= len(item["conversation"]) <= 2, item
+        for turn in item["conversation"]:
+            assert set(turn) == {"role", "text"} and turn["role"] == "user" and turn["text"].strip(), item["id"]
+    assert len(single) >= 60 and sum(not i["answerable"] for i in single) >= 15
+    assert len(multi) >= 15 and sum(not i["answerable"] for i in multi) <= 3
+
+
 def test_constraint_questions_match_the_site(crawl: Crawl) -> None:
     courses, lecturers = _curriculum(crawl), _lecturers(crawl)
     checked = 0
