@@ -95,6 +95,7 @@ class Settings(BaseSettings):
     rq_length_norm: float = Field(6.0, gt=0)
     retrieval_candidate_pool: int = Field(50, ge=5, le=1000)
     hnsw_rebuild_fraction: float = Field(0.2, ge=0, le=1)
+    query_normalization: bool = True
 
     # --- generation ----------------------------------------------------------------------------------------
     llm_backend: Literal["llama-cpp", "openai"] = "llama-cpp"

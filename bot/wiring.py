@@ -111,6 +111,7 @@ def build_retrieval_config(settings: Settings):  # -> retrieval.RetrievalConfig
         length_norm=settings.rq_length_norm,
         candidate_pool=settings.retrieval_candidate_pool,
         hnsw_rebuild_fraction=settings.hnsw_rebuild_fraction,
+        query_normalization=settings.query_normalization,
     )
 
 

@@ -12,42 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generation.text import QUESTION_WORDS, anchors, words
+from retrieval.normalize import GLOSSARY
 
 __all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
 
-# Student shorthand → the words the site uses.
-ABBREVIATIONS = {
-    "kaprodi": "ketua program studi",
-    "sekprodi": "sekretaris program studi",
-    "prodi": "program studi",
-    "dospem": "dosen pembimbing",
-    "dosbing": "dosen pembimbing",
-    "mk": "mata kuliah",
-    "matkul": "mata kuliah",
-    "ta": "tugas akhir",
-    "kp": "kerja praktik",
-    "pkl": "praktik kerja lapangan",
-    "ukt": "uang kuliah tunggal",
-    "krs": "kartu rencana studi",
-    "khs": "kartu hasil studi",
-    "ipk": "indeks prestasi kumulatif",
-    "ips": "indeks prestasi semester",
-    "pmb": "penerimaan mahasiswa baru",
-    "maba": "mahasiswa baru",
-    "smt": "semester",
-    "sem": "semester",
-    "jurusan": "program studi",
-    "hp": "telepon",
-    "wa": "whatsapp",
-    "no": "nomor",
-    "gmn": "bagaimana",
-    "brp": "berapa",
-    "dmn": "di mana",
-    "yg": "yang",
-    "dgn": "dengan",
-    "utk": "untuk",
-    "sy": "saya",
-}
+# Student shorthand → the words the site uses. The glossary lives in the retrieval layer now, because the query
+# normaliser applies it before retrieval (retrieval/normalize.py); the refinement and the support check reuse it.
+ABBREVIATIONS = GLOSSARY
 
 _FOLLOWUP_MARKERS = re.compile(
     r"^(yang|yg|kalau|kalo|bagaimana dengan|gimana dengan|terus|lalu|trus|dan|selain itu|ada lagi|ada yang lain|"

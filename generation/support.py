@@ -65,12 +65,15 @@ def _expansions() -> tuple[tuple[str, frozenset[str]], ...]:
 
 
 def text_stems(text: str) -> set[str]:
-    """Stems of ``text`` plus the shorthand whose spelled-out form it contains ("program studi" → "prodi"), so a
-    question in shorthand still meets a page that spells it out."""
+    """Stems of ``text`` plus the shorthand whose spelled-out form it contains ("program studi" → "prodi"), and the
+    spelled-out form of the shorthand it contains ("IPK" → "indeks prestasi kumulatif"), so a question in either
+    form (the query normaliser adds the long form next to the short one) meets a page that uses the other."""
     found = set(stems(text))
     for short, long_stems in _expansions():
         if long_stems <= found:
             found.add(short)
+        elif short in found:
+            found |= long_stems
     # acronyms of capitalised word runs: "Institut Teknologi Bandung" also answers to "ITB"
     for run in _CAP_RUN.findall(text):
         parts = run.split()

@@ -7,8 +7,11 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from retrieval.normalize import FILLERS, GLOSSARY, colloquial_spellings
+
 __all__ = [
     "ANSWER_TYPE_WORDS",
+    "COLLOQUIAL_WORDS",
     "strip_clitics",
     "QUESTION_WORDS",
     "STOPWORDS",
@@ -21,12 +24,15 @@ __all__ = [
 
 _WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'.][0-9A-Za-zÀ-ÖØ-öø-ÿ]+)*")
 
-# Question words and polite fillers: they never carry the topic of a question.
+# Question words and polite fillers: they never carry the topic of a question. Written for this project, plus the
+# chat particles and forms of address the query normaliser drops (retrieval.normalize.FILLERS: "sih", "deh", "nih",
+# "kok", "gan", ...).
 QUESTION_WORDS = frozenset(
     """apa apakah siapa siapakah kapan kapankah dimana di mana manakah mana bagaimana bagaimanakah berapa berapakah
     mengapa kenapa kah yang tolong mohon dong ya kak min admin bisa bisakah boleh bolehkah sebutkan jelaskan
-    ceritakan tahu info informasi ingin mau saya aku kami kita tentang mengenai seputar terima kasih halo hai""".split()
-)
+    ceritakan tahu info informasi ingin mau saya aku kami kita tentang mengenai seputar terima kasih halo hai
+    tanya bertanya menanyakan apaan tuh""".split()
+) | FILLERS
 
 # Words that name the kind of answer wanted ("syarat", "lama", "jadwal") rather than the topic: the evidence often
 # paraphrases them, so anchor coverage gives them little weight.
@@ -47,6 +53,24 @@ STOPWORDS = frozenset(
     tanpa tapi telah tentang terhadap termasuk tersebut tetapi tidak untuk waktu yaitu yakni yang the of and to
     in is a an for on what who when where how which""".split()
 )
+
+
+# Colloquial spellings of the stopwords and question words above ("gimana", "aja", "kpn", "yg", "nanya", "gak"):
+# every slang of the Colloquial Indonesian Lexicon (retrieval/data/colloquial_lexicon.csv) whose formal form
+# consists only of such words, plus the lexicon's informal targets ("kalo", "enggak"); see
+# retrieval.normalize.colloquial_spellings. Shorthand the glossary expands to a content word ("mk" = mata kuliah,
+# although the lexicon reads it as "maka") stays a content word.
+COLLOQUIAL_WORDS = colloquial_spellings(STOPWORDS | QUESTION_WORDS) - frozenset(
+    short for short, long in GLOSSARY.items() if any(w not in STOPWORDS and w not in QUESTION_WORDS for w in long.split())
+)
+
+
+def _function_word(word: str, raw: str) -> bool:
+    """``word`` (lower case, as ``raw`` was typed) carries no topic. A colloquial spelling typed in capitals is an
+    acronym ("SI" is Sistem Informasi, not "si" = "sih")."""
+    if word in STOPWORDS or word in QUESTION_WORDS:
+        return True
+    return word in COLLOQUIAL_WORDS and not (len(raw) > 1 and raw.isupper())
 
 
 def normalize(text: str) -> str:
@@ -72,13 +96,15 @@ def _strip_suffix(word: str) -> str:
 
 
 def content_words(text: str) -> list[str]:
-    """Words that carry meaning: no stopwords, no question words, clitics stripped."""
+    """Words that carry meaning: no stopwords, no question words or fillers (also in their colloquial spellings),
+    clitics stripped."""
     out = []
-    for w in words(text):
-        if w in STOPWORDS or w in QUESTION_WORDS:
+    for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        w = raw.lower()
+        if _function_word(w, raw):
             continue
         w = _strip_suffix(w)
-        if w in STOPWORDS or w in QUESTION_WORDS or (len(w) < 2 and not w.isdigit()):
+        if _function_word(w, raw) or (len(w) < 2 and not w.isdigit()):
             continue
         out.append(w)
     return out

@@ -30,6 +30,7 @@ class RetrievalConfig:
     candidate_pool: int = 50
     hnsw_rebuild_fraction: float = 0.2
     rrf_k: int = 60
+    query_normalization: bool = True  # informal spellings and shorthand → the site's words (retrieval/normalize.py)
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:

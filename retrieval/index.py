@@ -4,7 +4,9 @@ Layout under the index root (``DATA_DIR/index``)::
 
     current                 name of the live version (replaced atomically: temp file + os.replace)
     cache/embeddings.sqlite3  passage vectors keyed by (embedder, text hash)
-    versions/<name>/        params.json, chunks.jsonl, vectors.npy, labels.npy, hnsw.bin, bm25.*, facts.sqlite3
+    versions/<name>/        params.json, chunks.jsonl, vectors.npy, labels.npy, hnsw.bin, bm25.*, facts.sqlite3,
+                            aliases.json (the site's abbreviations and lecturer names; optional: older versions
+                            without it load with an empty alias table)
     versions/.tmp-<name>/   a build in progress (removed if a build dies half-way)
     .build.lock             one build at a time (fcntl lock)
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
+from retrieval.aliases import ALIASES_FILE, AliasTable, mine_aliases
 from retrieval.analyzer import Analyzer
 from retrieval.bm25 import BM25Index
 from retrieval.config import RetrievalConfig
@@ -205,6 +208,7 @@ class IndexManager:
             hnsw.load_index(str(path / "hnsw.bin"), max_elements=int(params["hnsw"]["max_elements"]))
             bm25 = BM25Index.load(path)
             facts = FactsTable.load(path / "facts.sqlite3")
+            aliases = AliasTable.load(path / ALIASES_FILE)  # absent in versions built before aliases: empty
         except Exception as error:  # any damage to the files: never crash the process
             raise IndexUnavailable(f"index version {name!r} is corrupted ({type(error).__name__}: {error}); {REBUILD_HINT}.") from None
         if not (len(chunks) == vectors.shape[0] == labels.shape[0] == bm25.n_docs == params["counts"]["chunks"]):
@@ -217,10 +221,11 @@ class IndexManager:
             "built_at": params["built_at"],
             "corpus_hash": params["corpus_hash"],
             "facts": params["counts"].get("facts", {}),
+            "aliases": aliases.counts(),
         }
         return SearchIndex(
             chunks=chunks, vectors=vectors, hnsw=hnsw, labels=labels, bm25=bm25, facts=facts,
-            embedder=self.embedder, config=self.config, info=info, reranker=self.reranker,
+            embedder=self.embedder, config=self.config, info=info, reranker=self.reranker, aliases=aliases,
         )
 
     # --- building ----------------------------------------------------------------------------------------------
@@ -296,6 +301,8 @@ class IndexManager:
                 for chunk in chunks:
                     fh.write(_chunk_json(chunk) + "\n")
             facts = build_facts(documents, tmp / "facts.sqlite3")
+            aliases = mine_aliases(texts)
+            aliases.save(tmp / ALIASES_FILE)
             corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:16]
             params = {
                 "format": FORMAT_VERSION,
@@ -307,6 +314,7 @@ class IndexManager:
                          "ef_search": self.config.hnsw_ef_search, "max_elements": max_elements, "build": hnsw_mode, **hnsw_meta},
                 "bm25": {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "scorer": "inverted-index"},
                 "analyzer": {"stemming": self.config.bm25_stemming},
+                "aliases": {"file": ALIASES_FILE, **aliases.counts()},
                 "libraries": _versions(),
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "build_seconds": round(time.perf_counter() - started, 3),

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 import hnswlib
 import numpy as np
 
+from retrieval.aliases import AliasTable
 from retrieval.analyzer import Analyzer
 from retrieval.bm25 import BM25Index
 from retrieval.confidence import retrieval_confidence
 from retrieval.config import MODES, RetrievalConfig
 from retrieval.facts import FactsResult, FactsTable
 from retrieval.fusion import minmax, mmr_select, rrf, weighted_sum
+from retrieval.normalize import QueryNormalizer
 from retrieval.types import Embedder, Hit, SearchResult
 from storage.models import Chunk
 
@@ -67,6 +69,7 @@ class SearchIndex:
         config: RetrievalConfig,
         info: dict[str, object],
         reranker: Reranker | None = None,
+        aliases: AliasTable | None = None,
     ) -> None:
         self.chunks = tuple(chunks)
         self.vectors = vectors
@@ -85,6 +88,9 @@ class SearchIndex:
         for row, chunk in enumerate(self.chunks):
             self._doc_rows.setdefault(chunk.doc_id, []).append(row)
         self._title_terms = [frozenset(self.analyzer(c.title or "")) for c in self.chunks]
+        self.aliases = aliases or AliasTable()
+        self._normalizer: QueryNormalizer | None = None
+        self._normalizer_lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -93,12 +99,36 @@ class SearchIndex:
     def search(self, query: str, k: int = 5, mode: str = "hybrid") -> SearchResult:
         """The ``k`` best chunks for ``query`` (modes hybrid|dense|bm25) with the retrieval confidence."""
         check_mode(mode)
+        if self.config.query_normalization:
+            query = self.normalize_query(query)
         started = time.perf_counter()
         qvec = self.embedder.embed([query], kind="query")[0]
         embed_ms = (time.perf_counter() - started) * 1000
         result = self.search_vector(query, qvec, k=k, mode=mode)
         result.timings_ms["embed"] = round(embed_ms, 3)
         return result
+
+    @property
+    def normalizer(self) -> QueryNormalizer:
+        """This site's query normaliser (lexicon, glossary, the aliases mined at build time, the BM25 vocabulary),
+        built on first use."""
+        if self._normalizer is None:
+            with self._normalizer_lock:
+                if self._normalizer is None:
+                    df = np.diff(self.bm25.offsets) if len(self.bm25.offsets) else np.zeros(0, np.int64)
+                    vocabulary = dict(zip(self.bm25.vocab, df.tolist(), strict=True))
+                    stem = self.analyzer.stem if self.analyzer.stemming else None
+                    self._normalizer = QueryNormalizer(aliases=self.aliases, vocabulary=vocabulary, stem=stem)
+        return self._normalizer
+
+    def normalize_query(self, text: str, *, expand: bool = True) -> str:
+        """``text`` in the site's words: slang and shorthand made formal, the long forms of abbreviations and the
+        full names of lecturers added next to them (idempotent; digits, codes, e-mails and names kept). Used at the
+        top of :meth:`search` when ``RetrievalConfig.query_normalization`` is on, and by the answer pipeline
+        before the facts lookup and the gates. ``expand=False`` adds nothing (formal words only): the form to
+        take a question's anchors from, so that an added long form the evidence does not spell out is not
+        counted as missing."""
+        return self.normalizer.normalize(text, expand=expand)
 
     def search_vector(self, query: str, qvec: np.ndarray, k: int = 5, mode: str = "hybrid") -> SearchResult:
         """Like :meth:`search` with the query embedding given (benchmarks time embedding separately)."""

@@ -1,0 +1,455 @@
+"""Query normalisation: how students type → the words the site uses, before retrieval, the facts lookup and the
+answer gates.
+
+"jdwal krs kpn ya kak" → "jadwal krs Kartu Rencana Studi kapan". One :class:`QueryNormalizer` per index version,
+built from four sources:
+
+1. **Site aliases** (:mod:`retrieval.aliases`, mined from the site at build time): an abbreviation the site defines
+   gets its long form added next to it ("TI" → "TI Teknik Informatika"); a lecturer's partial name gets the full
+   name added ("pak Yaqin" → "pak Yaqin Muhammad Ainul Yaqin").
+2. **Glossary** (:data:`GLOSSARY`): generic university shorthand (kaprodi, dospem, matkul, krs, ukt, …), the
+   fallback when the site defines nothing. A shorthand keeps its short form and gets the long form added, so BM25
+   still matches pages that use either; a shorthand the site never uses whose long form is one word or only
+   function words is replaced ("smt" → "semester", "brp" → "berapa").
+3. **Colloquial lexicon** (``data/colloquial_lexicon.csv``, Salsabila et al., IALP 2018; see ``data/README.md``).
+   It is noisy ("si" → "sih", "kaya" → "kayak"), so an entry applies only when (a) the slang word is *not* in the
+   index's vocabulary (the site uses it → it means what the site means), (b) every word of its formal form *is*
+   in the vocabulary or is a function word (otherwise the replacement cannot help retrieval and may change the
+   meaning), (c) the query token is not all capitals (an acronym: "SI", "TI", "PAI") and (d) the slang word is
+   alphabetic (digits mark codes, and "anak2"-style reduplication is left alone). Chains are resolved first
+   ("dh" → "dah" → "deh"), and the lexicon's own informal targets are mapped once more by
+   :data:`_INFORMAL_TARGETS` ("gak" → "enggak" → "tidak"). :meth:`QueryNormalizer.stats` counts the entries kept.
+4. **Vocabulary-driven repairs** of a word the index does not know (each only when the result is known):
+   elongations collapsed ("bangettt" → "banget"), a clitic removed ("syaratnya" → "syarat"), and for words of at
+   least five letters one omitted letter, one extra letter or two swapped neighbours ("jdwal" → "jadwal"), only
+   when exactly one known word is that close (ties broken by document frequency, a remaining tie → unchanged).
+
+Discourse particles and vocatives (:data:`FILLERS`: "dong", "sih", "kak", "min", …) are dropped, except next to
+a number ("min 3 SKS"). Never changed: digits and codes ("IF-301", "3.5"), e-mail addresses and URLs, all-caps
+tokens (except to add an alias's long form), capitalised words inside a sentence and words after an honorific
+("pak", "bu": names). The result is idempotent: ``normalize(normalize(q)) == normalize(q)``.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrieval.aliases import HONORIFICS, AliasTable, alias_key
+from retrieval.analyzer import STOPWORDS
+
+__all__ = [
+    "FILLERS",
+    "FUNCTION_WORDS",
+    "GLOSSARY",
+    "LEXICON_PATH",
+    "QueryNormalizer",
+    "colloquial_spellings",
+    "collapse_elongation",
+    "load_lexicon",
+    "resolve_formal",
+]
+
+LEXICON_PATH = Path(__file__).with_name("data") / "colloquial_lexicon.csv"
+
+# Generic Indonesian university shorthand → the words a prodi site spells out. Written for this project (moved
+# here from generation/refine.py so that retrieval can use it; generation imports it from here).
+GLOSSARY: dict[str, str] = {
+    "kaprodi": "ketua program studi",
+    "sekprodi": "sekretaris program studi",
+    "prodi": "program studi",
+    "dospem": "dosen pembimbing",
+    "dosbing": "dosen pembimbing",
+    "mk": "mata kuliah",
+    "matkul": "mata kuliah",
+    "ta": "tugas akhir",
+    "kp": "kerja praktik",
+    "pkl": "praktik kerja lapangan",
+    "ukt": "uang kuliah tunggal",
+    "krs": "kartu rencana studi",
+    "khs": "kartu hasil studi",
+    "ipk": "indeks prestasi kumulatif",
+    "ips": "indeks prestasi semester",
+    "pmb": "penerimaan mahasiswa baru",
+    "maba": "mahasiswa baru",
+    "smt": "semester",
+    "sem": "semester",
+    "jurusan": "program studi",
+    "hp": "telepon",
+    "wa": "whatsapp",
+    "no": "nomor",
+    "gmn": "bagaimana",
+    "brp": "berapa",
+    "dmn": "di mana",
+    "yg": "yang",
+    "dgn": "dengan",
+    "utk": "untuk",
+    "sy": "saya",
+}
+
+# Discourse particles, vocatives and greetings that carry nothing a page could match. Written for this project:
+# the chat particles and forms of address students put around a question ("min" = admin, "kak" = kakak).
+FILLERS = frozenset("dong sih deh nih kok ya yah yaa kak kakak min mimin gan sis bro halo hai hallo hi".split())
+
+# Function words: a lexicon mapping onto these is allowed even when the site does not use them. The analyzer's
+# stopwords plus formal function words and question words written for this project.
+FUNCTION_WORDS = STOPWORDS | frozenset(
+    """tidak tak bukan belum sudah telah akan sedang masih juga saja hanya sangat banget sekali lebih paling
+    kurang terlalu agak cukup memang tentu mungkin harus perlu ingin mau hendak tanya bertanya menanyakan kalau
+    jika apabila bila dulu sekarang nanti kemarin besok tadi lagi terus lalu kemudian begitu begini saya aku
+    kamu anda kami kita mereka dia beliau ini itu sini situ sana mana dimana kemana darimana bagaimana mengapa
+    kenapa kapan berapa siapa apa apakah yang di ke dari pada untuk buat dengan sama oleh tentang seperti
+    tolong mohon terima kasih permisi maaf ada adalah dong sih deh nih kok lah kah pun tuh ya yuk mari""".split()
+)
+
+# Formal forms the lexicon gives that are informal themselves; each is mapped once more. Written for this project.
+_INFORMAL_TARGETS = {"enggak": "tidak", "nggak": "tidak", "ngga": "tidak", "gue": "saya", "kalo": "kalau",
+                     "kayak": "seperti", "gimana": "bagaimana"}
+
+_EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
+_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
+_TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*\.?")
+_ALPHA = re.compile(r"[a-z]+")
+_CLITICS = ("nya", "lah", "kah", "pun")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+_SENTENCE_END = re.compile(r"[.?!]\s*$")
+
+
+@functools.lru_cache(maxsize=4)
+def load_lexicon(path: Path = LEXICON_PATH) -> dict[str, str]:
+    """``slang → formal`` from the bundled lexicon (lower case); an empty map when the file is missing."""
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except FileNotFoundError:
+        return {}
+    out: dict[str, str] = {}
+    for row in rows:
+        slang = unicodedata.normalize("NFKC", row.get("slang") or "").strip().lower()
+        formal = " ".join(unicodedata.normalize("NFKC", row.get("formal") or "").lower().split())
+        if slang and formal and slang != formal:
+            out.setdefault(slang, formal)
+    return out
+
+
+def resolve_formal(slang: str, lexicon: Mapping[str, str]) -> str:
+    """The formal form of ``slang`` after following lexicon chains (at most 3 hops, cycles stop) and the informal
+    targets map; ``slang`` itself when it is not in the lexicon."""
+    seen = {slang}
+    current = lexicon.get(slang, slang)
+    for _ in range(3):
+        if current in seen or current not in lexicon:
+            break
+        seen.add(current)
+        current = lexicon[current]
+    return " ".join(_INFORMAL_TARGETS.get(w, w) for w in current.split())
+
+
+def colloquial_spellings(formal_words: Collection[str], lexicon: Mapping[str, str] | None = None) -> frozenset[str]:
+    """Every alphabetic lexicon slang whose (resolved) formal form consists only of ``formal_words``: the
+    colloquial spellings of stopwords and question words ("gmn", "aja", "kpn", "yg")."""
+    lexicon = load_lexicon() if lexicon is None else lexicon
+    out = set()
+    for slang in lexicon:
+        if not slang.isalpha():
+            continue
+        formal = resolve_formal(slang, lexicon).split()
+        if formal and all(w in formal_words for w in formal):
+            out.add(slang)
+    out.update(k for k, v in _INFORMAL_TARGETS.items() if v in formal_words)
+    return frozenset(out)
+
+
+def collapse_elongation(word: str) -> tuple[str, str]:
+    """Runs of three or more equal letters collapsed to one and to two: ("bangettt" → "banget", "bangett")."""
+    return re.sub(r"(.)\1{2,}", r"\1", word), re.sub(r"(.)\1{2,}", r"\1\1", word)
+
+
+@dataclass(slots=True)
+class _Tok:
+    start: int
+    end: int
+    text: str
+    lower: str
+    out: str | None = None  # replacement (None = unchanged, "" = dropped)
+    protected: bool = False
+    plain: bool = True  # only letters
+
+
+class QueryNormalizer:
+    """Normalises informal queries for one site. ``vocabulary`` maps the index's BM25 terms to their document
+    frequency (empty: no site → only function-word mappings apply and there is no typo correction); ``stem``
+    is the analyzer's stemmer when the BM25 terms are stems."""
+
+    def __init__(
+        self,
+        *,
+        lexicon: Mapping[str, str] | None = None,
+        glossary: Mapping[str, str] = GLOSSARY,
+        aliases: AliasTable | None = None,
+        vocabulary: Mapping[str, int] | None = None,
+        stem: Callable[[str], str] | None = None,
+        typo_correction: bool = True,
+    ) -> None:
+        self.aliases = aliases or AliasTable()
+        self.glossary = {k.lower(): v.lower() for k, v in glossary.items()}
+        self.vocabulary: Mapping[str, int] = vocabulary or {}
+        self._stem = stem
+        self.typo_correction = typo_correction and bool(self.vocabulary) and stem is None
+        lexicon = load_lexicon() if lexicon is None else lexicon
+        # words that must never be "repaired": the long forms the normaliser itself adds
+        self._own_words = frozenset(
+            w for long in [*self.glossary.values(), *self.aliases.abbreviations.values(), *self.aliases.titled]
+            for w in _ALPHA.findall(long.lower())
+        )
+        self.lexicon: dict[str, str] = {}
+        self._lexicon_seen = 0
+        for slang in dict.fromkeys([*lexicon, *_INFORMAL_TARGETS]):
+            if not slang.isalpha():
+                continue
+            self._lexicon_seen += slang in lexicon
+            if self.known(slang):
+                continue
+            formal = resolve_formal(slang, lexicon)
+            words = formal.split()
+            if not words or formal == slang:
+                continue
+            if all(w in FUNCTION_WORDS or w in FILLERS or self.known(w) for w in words):
+                self.lexicon[slang] = "" if all(w in FILLERS for w in words) else formal
+        # a site abbreviation that is also a function word, a filler or a colloquial spelling of one ("SI" vs
+        # "si" → "sih"): only its all-caps spelling is the abbreviation
+        self._ambiguous_short = frozenset(
+            k for k in self.aliases.abbreviations
+            if k in FUNCTION_WORDS or k in FILLERS or (k in lexicon and all(
+                w in FUNCTION_WORDS or w in FILLERS for w in resolve_formal(k, lexicon).split()))
+        )
+        self._max_name = max((len(v.split()) for v in [*self.aliases.names, *self.aliases.honorific_names]),
+                             default=0)
+
+    # --- vocabulary ----------------------------------------------------------------------------------------------
+    def known(self, word: str) -> bool:
+        """Whether the site uses ``word`` (a BM25 term of the index, or the stem of one)."""
+        if word in self.vocabulary:
+            return True
+        return self._stem is not None and self._stem(word) in self.vocabulary
+
+    def _ok(self, word: str) -> bool:
+        """Keep ``word`` as it is: the site uses it, the normaliser adds it itself, or it is a function word with
+        no formal spelling in the lexicon ("gimana" is a stopword, but "bagaimana" is the formal form)."""
+        return (word in FUNCTION_WORDS and word not in self.lexicon) or word in self._own_words or self.known(word)
+
+    def stats(self) -> dict[str, int]:
+        """How many lexicon entries (alphabetic slang) exist and how many apply to this site's vocabulary."""
+        dropping = sum(1 for v in self.lexicon.values() if not v)
+        return {"lexicon_entries": self._lexicon_seen, "lexicon_applied": len(self.lexicon),
+                "lexicon_to_filler": dropping, "vocabulary": len(self.vocabulary),
+                "glossary": len(self.glossary), **self.aliases.counts()}
+
+    # --- the normalisation ---------------------------------------------------------------------------------------
+    def normalize(self, text: str, *, expand: bool = True) -> str:
+        """The query in formal words with the long forms of abbreviations and the full names of lecturers added
+        next to them; ``expand=False``: formal words only, nothing added (for checking the question's own words
+        against evidence, where an added long form the page does not spell out would count as missing)."""
+        text = " ".join(unicodedata.normalize("NFKC", text or "").split())
+        if not text:
+            return ""
+        toks = self._tokens(text)
+        if not toks:
+            return text
+        present = " " + " ".join(t.lower.rstrip(".") for t in toks) + " "
+        added: dict[int, list[str]] = {}
+        done: set[str] = set()
+
+        def add(i: int, phrase: str) -> None:
+            key = " ".join(phrase.lower().split())
+            if not expand or key in done or f" {key} " in present:
+                return
+            done.add(key)
+            added.setdefault(i, []).append(phrase)
+
+        self._names(toks, add)
+        for i, tok in enumerate(toks):
+            if tok.protected:
+                continue
+            self._fillers(toks, i)
+        for i, tok in enumerate(toks):
+            if tok.protected or tok.out == "":
+                continue
+            self._word(text, toks, i, add)
+        return self._render(text, toks, added)
+
+    def _tokens(self, text: str) -> list[_Tok]:
+        blocked: list[tuple[int, int]] = []
+        for rx in (_URL, _EMAIL):
+            for m in rx.finditer(text):
+                if not any(s < m.end() and m.start() < e for s, e in blocked):
+                    blocked.append((m.start(), m.end()))
+        toks: list[_Tok] = []
+        for s, e in blocked:
+            toks.append(_Tok(s, e, text[s:e], text[s:e].lower(), protected=True, plain=False))
+        for m in _TOKEN.finditer(text):
+            if any(s < m.end() and m.start() < e for s, e in blocked):
+                continue
+            word = m.group(0)
+            if word.endswith(".") and not re.search(r"[.][^\W_]", word):
+                word = word[:-1]  # a full stop after a word ends the sentence; "S.Kom." keeps its dot
+            toks.append(_Tok(m.start(), m.start() + len(word), word, word.lower(),
+                             plain=word.isalpha()))
+        toks.sort(key=lambda t: t.start)
+        return toks
+
+    def _names(self, toks: list[_Tok], add: Callable[[int, str], None]) -> None:
+        """Lecturer name variants (longest first); the tokens become protected and the full name is added."""
+        if not self._max_name:
+            return
+        i = 0
+        while i < len(toks):
+            found = None
+            for n in range(min(self._max_name, len(toks) - i), 0, -1):
+                span = toks[i : i + n]
+                if not all(t.plain for t in span):
+                    continue
+                key = " ".join(t.lower for t in span)
+                owner = self.aliases.names.get(key)
+                after_honorific = i > 0 and toks[i - 1].lower.rstrip(".") in HONORIFICS
+                if owner is None and after_honorific:
+                    owner = self.aliases.honorific_names.get(key)
+                if owner is not None:
+                    found = (n, owner, after_honorific)
+                    break
+            if found is None:
+                i += 1
+                continue
+            n, owner, after_honorific = found
+            for t in toks[i : i + n]:
+                t.protected = True
+            if after_honorific:
+                toks[i - 1].protected = True
+            add(i + n - 1, owner)
+            i += n
+
+    def _fillers(self, toks: list[_Tok], i: int) -> None:
+        tok = toks[i]
+        if tok.lower not in FILLERS or not tok.plain or (tok.text.isupper() and len(tok.text) > 1):
+            return
+        near = [toks[j] for j in (i - 1, i + 1) if 0 <= j < len(toks)]
+        if any(any(ch.isdigit() for ch in t.text) for t in near):
+            return
+        tok.out = ""
+
+    @staticmethod
+    def _sentence_initial(text: str, toks: list[_Tok], i: int) -> bool:
+        """No kept word before token ``i`` in its sentence (dropped fillers do not count)."""
+        for j in range(i - 1, -1, -1):
+            if _SENTENCE_END.search(text[toks[j].end : toks[j + 1].start]):
+                return True
+            if toks[j].out != "":
+                return False
+        return True
+
+    def _abbreviation(self, i: int, tok: _Tok, add: Callable[[int, str], None]) -> bool:
+        """Add the long form of a site abbreviation or a glossary shorthand; True when ``tok`` was one."""
+        key = alias_key(tok.text)
+        caps = sum(ch.isupper() for ch in tok.text) >= 2 and tok.text.upper() == tok.text
+        long = self.aliases.abbreviations.get(key)
+        if long is not None and (caps or key not in self._ambiguous_short):
+            add(i, long)
+            tok.protected = True
+            return True
+        long = self.glossary.get(key) if tok.plain else None
+        if long is None:
+            return False
+        single = " " not in long or all(w in FUNCTION_WORDS for w in long.split())
+        if single and not caps and not self.known(key):
+            tok.out = long  # "smt" → "semester", "brp" → "berapa"
+        else:
+            add(i, long)  # "krs" → "krs kartu rencana studi"
+        return True
+
+    def _word(self, text: str, toks: list[_Tok], i: int, add: Callable[[int, str], None]) -> None:
+        tok = toks[i]
+        if self._abbreviation(i, tok, add) or not tok.plain:
+            return  # abbreviations; codes, numbers, dotted forms stay as they are
+        word = tok.lower
+        if len(tok.text) > 1 and tok.text.isupper():
+            return  # an acronym the site does not define: left alone
+        if tok.text[:1].isupper() and not self._sentence_initial(text, toks, i):
+            return  # a capitalised word inside a sentence: a name
+        if i > 0 and toks[i - 1].lower.rstrip(".") in HONORIFICS:
+            return  # "pak budi": a name
+        if self._ok(word):
+            return
+        fixed = self._repair(word)
+        if fixed is None or fixed == word:
+            return
+        tok.out = fixed
+        if fixed and " " not in fixed:  # the repaired word may be a shorthand itself ("jrsn" → "jurusan")
+            probe = _Tok(tok.start, tok.end, fixed, fixed)
+            if self._abbreviation(i, probe, add) and probe.out is not None:
+                tok.out = probe.out
+
+    def _repair(self, word: str) -> str | None:
+        """The formal or known form of a word the site does not use, or None."""
+        # 1. the lexicon, on the word as typed and with elongations collapsed ("bangettt")
+        one, two = collapse_elongation(word)
+        for form in dict.fromkeys((word, one, two)):
+            if form in self.lexicon:
+                return self.lexicon[form]
+            if form != word and self._ok(form):
+                return form
+        # 2. a clitic ("syaratnya" → "syarat"), possibly on a slang base ("milihnya" → "milih" → "memilih")
+        for suffix in _CLITICS:
+            if one.endswith(suffix) and len(one) - len(suffix) >= 3:
+                stem = one[: -len(suffix)]
+                if self._ok(stem):
+                    return stem
+                if self.lexicon.get(stem):
+                    return self.lexicon[stem]
+        # 3. one typing slip against the site's vocabulary
+        if self.typo_correction and len(one) >= 5:
+            fixed = self._typo(one)
+            if fixed:
+                return fixed
+        return one if one != word else None
+
+    def _typo(self, word: str) -> str | None:
+        candidates = set()
+        for k in range(len(word) + 1):  # one letter omitted
+            for ch in _ALPHABET:
+                candidates.add(word[:k] + ch + word[k:])
+        for k in range(len(word)):  # one letter too many
+            candidates.add(word[:k] + word[k + 1 :])
+        for k in range(len(word) - 1):  # two neighbours swapped
+            candidates.add(word[:k] + word[k + 1] + word[k] + word[k + 2 :])
+        candidates.discard(word)
+        found = sorted(((self.vocabulary.get(c, 0), c) for c in candidates
+                        if c in self.vocabulary and len(c) >= 4), reverse=True)
+        if not found or (len(found) > 1 and found[0][0] == found[1][0]):
+            return None
+        return found[0][1]
+
+    def _render(self, text: str, toks: list[_Tok], added: dict[int, list[str]]) -> str:
+        parts: list[str] = []
+        pos = 0
+        for i, tok in enumerate(toks):
+            parts.append(text[pos : tok.start])
+            parts.append(tok.text if tok.out is None else tok.out)
+            for phrase in added.get(i, ()):
+                parts.append(" " + phrase)
+            pos = tok.end
+        parts.append(text[pos:])
+        out = "".join(parts)
+        out = re.sub(r"\s+", " ", out)
+        out = re.sub(r"\s+([?!.,;:])", r"\1", out)
+        out = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", out)
+        out = re.sub(r"^[\s,;:.!]+", "", out)
+        out = re.sub(r"[,;:]\s*([?!.])", r"\1", out).strip()
+        return out or text
+
+    def __call__(self, text: str) -> str:
+        return self.normalize(text)

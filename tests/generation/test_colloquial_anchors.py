@@ -1,0 +1,47 @@
+"""Question words, particles and fillers are never anchors, in their formal and colloquial spellings."""
+
+from __future__ import annotations
+
+import pytest
+
+from generation.support import stems, text_stems
+from generation.text import COLLOQUIAL_WORDS, QUESTION_WORDS, STOPWORDS, anchors
+from retrieval.normalize import load_lexicon, resolve_formal
+
+
+@pytest.mark.parametrize(
+    "filler",
+    ["dong", "ya", "sih", "min", "kak", "deh", "nih", "kok", "apa aja", "gimana", "mau nanya", "halo",
+     # colloquial spellings from the lexicon
+     "gmn", "gmna", "aja", "kpn", "brp", "yg", "gak", "ga", "kalo", "klo", "nanya", "donk", "dech", "knp", "udh"],
+)
+def test_filler_is_not_an_anchor(filler):
+    assert anchors(f"{filler} syarat wisuda {filler}") == ["syarat", "wisuda"]
+
+
+def test_informal_questions_keep_only_their_topic():
+    assert anchors("halo kak, mau nanya dong: syarat KKN apa aja ya?") == ["syarat", "kkn"]
+    assert anchors("jdwal krs kpn ya kak") == ["jdwal", "krs"]
+    assert anchors("brp sks skripsi min") == ["sks", "skripsi"]
+    assert stems("gimana cara milih dospem sih") == ["milih", "dospem"]
+
+
+def test_colloquial_spellings_come_from_the_lexicon():
+    lexicon = load_lexicon()
+    function = STOPWORDS | QUESTION_WORDS
+    expected = {s for s in lexicon if s.isalpha() and all(w in function for w in resolve_formal(s, lexicon).split())}
+    assert expected - COLLOQUIAL_WORDS <= {"mk", "sy", "yg", "dgn", "utk", "brp", "gmn", "dmn"}
+    assert "mk" not in COLLOQUIAL_WORDS  # the glossary's "mata kuliah", though the lexicon reads "maka"
+    assert {"kalo", "enggak"} <= COLLOQUIAL_WORDS  # the lexicon's informal targets
+
+
+def test_acronyms_in_capitals_stay_anchors():
+    assert "si" in anchors("prodi SI dulu namanya apa")
+    assert "si" not in anchors("prodi si dulu namanya apa sih")
+    assert anchors("siapa dosen mk basis data") == ["dosen", "mk", "basis", "data"]
+
+
+def test_shorthand_still_meets_its_spelled_out_form():
+    assert {"dospem", "krs", "prodi"} <= text_stems("Dosen pembimbing dan kartu rencana studi program studi")
+    # and the other way round: the long form the normaliser adds next to a shorthand is met by the shorthand
+    assert {"indeks", "prestasi", "kumulatif"} <= text_stems("Syarat IPK minimal 3,00")

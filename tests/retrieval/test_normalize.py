@@ -1,0 +1,193 @@
+"""QueryNormalizer on informal questions, with a real vocabulary (the analyzer over a small prodi site) and real
+aliases mined from it; the bundled lexicon as shipped."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retrieval.aliases import mine_aliases
+from retrieval.analyzer import Analyzer
+from retrieval.normalize import (
+    FILLERS,
+    GLOSSARY,
+    LEXICON_PATH,
+    QueryNormalizer,
+    collapse_elongation,
+    colloquial_spellings,
+    load_lexicon,
+    resolve_formal,
+)
+from tests.retrieval.conftest import CORPUS
+
+# A small prodi site: the retrieval corpus plus pages that define abbreviations and name lecturers.
+SITE = [text for *_, text in CORPUS] + [
+    "Program Studi Teknik Informatika (TI) berdiri pada tahun 2000. Sebelumnya nama program studi ini adalah "
+    "Sistem Informasi (SI).",
+    "Jadwal pengisian Kartu Rencana Studi (KRS) diumumkan oleh bagian akademik setiap awal semester.",
+    "Syarat mengikuti Kuliah Kerja Nyata (KKN) adalah telah menempuh 100 SKS.",
+    "Mahasiswa memilih dosen pembimbing tugas akhir sesuai bidang keahlian.",
+    "Koordinator Skripsi, Dr. Muhammad Ainul Yaqin, M.Kom., menetapkan jadwal seminar. Hubungi Dr. Muhammad "
+    "Ainul Yaqin, M.Kom. melalui email yaqin@informatika.example.ac.id.",
+    "Ketua Program Studi, Supriyono, M.Kom., membuka acara. Sekretaris: Shoffin Nahwa Utama, M.T.",
+    "Tujuan utama kegiatan ini adalah memperkenalkan laboratorium. Biaya kuliah dibayar tiap semester.",
+]
+
+
+@pytest.fixture(scope="module")
+def vocabulary() -> Counter[str]:
+    analyzer = Analyzer()
+    return Counter(term for text in SITE for term in set(analyzer(text)))
+
+
+@pytest.fixture(scope="module")
+def normalizer(vocabulary) -> QueryNormalizer:
+    return QueryNormalizer(aliases=mine_aliases(SITE), vocabulary=vocabulary)
+
+
+INFORMAL = [
+    # slang + shorthand + the site's own abbreviation (kept, long form added) + a vocative dropped
+    ("brp sks skripsi TI min", "berapa sks skripsi TI Teknik Informatika"),
+    ("jdwal krs kpn ya kak", "jadwal krs Kartu Rencana Studi kapan"),
+    ("kalo mau ambil KKN syaratnya apa aja", "kalau mau ambil KKN Kuliah Kerja Nyata syarat apa saja"),
+    ("dospem TA gimana milihnya", "dospem dosen pembimbing TA tugas akhir bagaimana memilih"),
+    ("prodi SI dulu namanya apa sih", "prodi program studi SI Sistem Informasi dulu nama apa"),
+    ("Halo kak, Jdwal KRS kapan?", "jadwal KRS Kartu Rencana Studi kapan?"),
+    ("email pak yaqin apa ya", "email pak yaqin Muhammad Ainul Yaqin apa"),
+    ("kpn smt 5 mulai dong", "kapan semester 5 mulai"),
+    ("biaya kuliah mahal bangettt gak sih", "biaya kuliah mahal banget tidak"),
+    ("gmn cara daftar pmb", "bagaimana cara daftar pmb penerimaan mahasiswa baru"),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), INFORMAL)
+def test_informal_questions(normalizer, query, expected):
+    assert normalizer.normalize(query) == expected
+
+
+@pytest.mark.parametrize("query", [q for q, _ in INFORMAL])
+def test_idempotent_on_the_table(normalizer, query):
+    once = normalizer.normalize(query)
+    assert normalizer.normalize(once) == once
+
+
+def test_expand_false_adds_nothing(normalizer):
+    assert normalizer.normalize("brp sks skripsi TI min", expand=False) == "berapa sks skripsi TI"
+    assert normalizer.normalize("email pak yaqin apa ya", expand=False) == "email pak yaqin apa"
+    assert normalizer.normalize("kpn smt 5 mulai dong", expand=False) == "kapan semester 5 mulai"
+
+
+def test_formal_questions_are_left_alone(normalizer):
+    for query in ["kapan pendaftaran mahasiswa baru jalur mandiri", "syarat mengajukan proposal skripsi",
+                  "Siapa koordinator tugas akhir?", "Berapa SKS Basis Data?"]:
+        assert normalizer.normalize(query) == query
+
+
+def test_digits_codes_emails_and_names_are_kept(normalizer):
+    query = "brp sks IF-301 sm 3.5 kirim ke yaqin@informatika.example.ac.id atau Bu Ratna Wijayakusuma gmn"
+    out = normalizer.normalize(query)
+    for kept in ("IF-301", "3.5", "yaqin@informatika.example.ac.id", "Bu Ratna Wijayakusuma"):
+        assert kept in out
+    assert out.startswith("berapa sks IF-301") and out.endswith("bagaimana")
+    # a name after an honorific is never "repaired", even if it looks like slang or a typo
+    assert normalizer.normalize("nomor pak gw") == "nomor pak gw"
+
+
+def test_all_caps_tokens_are_not_mapped_by_the_lexicon(vocabulary):
+    lexicon = load_lexicon()
+    assert lexicon["si"] == "sih" and lexicon["dr"] == "dari"  # the noise the rule guards against
+    plain = QueryNormalizer(vocabulary={k: v for k, v in vocabulary.items() if k not in {"si", "dr"}})
+    assert plain.normalize("prodi SI itu apa") == "prodi program studi SI itu apa"
+    assert "si" not in plain.normalize("prodi si itu apa").split()  # lower-case: the particle, dropped
+    assert plain.normalize("beda TI dan DKV") == "beda TI dan DKV"
+
+
+def test_site_alias_needs_capitals_when_it_is_also_a_particle(normalizer):
+    assert "Sistem Informasi" in normalizer.normalize("prodi SI apa")
+    assert "Sistem Informasi" not in normalizer.normalize("itu apa si")
+
+
+def test_lexicon_rule_keeps_site_words_and_drops_unusable_targets(vocabulary):
+    lexicon = load_lexicon()
+    site = dict(vocabulary) | {"dapet": 1}
+    n = QueryNormalizer(vocabulary=site)
+    assert n.normalize("dapet beasiswa") == "dapet beasiswa"  # the site says "dapet": keep it
+    assert "dapet" not in n.lexicon and QueryNormalizer(vocabulary=vocabulary).lexicon["dapet"] == "dapat"
+    # "baper" → "bawa perasaan": neither word is on the site nor a function word, so the entry does not apply
+    assert lexicon["baper"] == "bawa perasaan" and "baper" not in n.lexicon
+    assert n.normalize("baper banget") == "baper banget"
+    stats = n.stats()
+    assert stats["lexicon_entries"] == sum(1 for s in lexicon if s.isalpha())
+    assert 0 < stats["lexicon_applied"] < stats["lexicon_entries"]
+
+
+def test_every_applied_entry_follows_the_rule(normalizer):
+    from retrieval.normalize import FUNCTION_WORDS
+
+    for slang, formal in normalizer.lexicon.items():
+        assert not normalizer.known(slang), slang
+        assert all(w in FUNCTION_WORDS or w in FILLERS or normalizer.known(w) for w in formal.split()), slang
+
+
+def test_typo_correction_against_the_vocabulary(normalizer, vocabulary):
+    assert "jadwal" in vocabulary
+    assert normalizer.normalize("jdwal seminar") == "jadwal seminar"  # a letter left out
+    assert normalizer.normalize("jadwall seminar") == "jadwal seminar"  # one too many
+    assert normalizer.normalize("jawdal seminar") == "jadwal seminar"  # two swapped
+    assert normalizer.normalize("jdwall seminar") == "jdwall seminar"  # two slips: unchanged
+    assert normalizer.normalize("ktua prodi").startswith("ktua")  # shorter than five letters: unchanged
+    no_typos = QueryNormalizer(vocabulary=vocabulary, typo_correction=False)
+    assert no_typos.normalize("jdwal seminar") == "jdwal seminar"
+
+
+def test_fillers_next_to_numbers_are_kept(normalizer):
+    assert normalizer.normalize("IPK min 3 bisa?") == "IPK indeks prestasi kumulatif min 3 bisa?"
+    assert normalizer.normalize("dong") == "dong"  # nothing else: the text is kept rather than emptied
+    assert normalizer.normalize("   ") == ""
+
+
+def test_without_an_index_only_function_words_are_mapped():
+    n = QueryNormalizer()
+    assert n.normalize("gmn cara daftar yg online") == "bagaimana cara daftar yang online"
+    assert n.normalize("jdwal krs") == "jdwal krs kartu rencana studi"  # no vocabulary: no typo correction
+
+
+def test_glossary_is_the_one_generation_uses():
+    from generation.refine import ABBREVIATIONS
+
+    assert ABBREVIATIONS is GLOSSARY
+    for short in ("kaprodi", "dospem", "matkul", "krs", "ukt"):
+        assert short in GLOSSARY
+    # a long form never contains another shorthand (so expanding twice changes nothing)
+    assert not {w for long in GLOSSARY.values() for w in long.split()} & set(GLOSSARY)
+
+
+def test_lexicon_helpers():
+    assert LEXICON_PATH.exists()
+    lexicon = load_lexicon()
+    assert len(lexicon) == 4330
+    assert resolve_formal("gak", lexicon) == "tidak"  # gak → enggak → tidak
+    assert resolve_formal("dh", lexicon) == "deh"  # dh → dah → deh
+    assert collapse_elongation("bangettt") == ("banget", "bangett")
+    spellings = colloquial_spellings({"bagaimana", "saja", "kapan"})
+    assert {"gimana", "gmn", "aja", "kpn"} <= spellings and "jadwal" not in spellings
+
+
+_POOL = ["brp", "sks", "IF-301", "jdwal", "krs", "KRS", "TI", "ti", "pak", "yaqin", "Yaqin", "gmn", "aja", "min",
+         "3", "3.5", "kak", "sih", "bangettt", "syaratnya", "a@b.ac.id", "dospem", "prodi", "SI", "si", ",", "?",
+         "Dr.", "Muhammad", "Ainul", "kalo", "mau", "ambil", "KKN", "Halo", "ya", "gak", "milihnya", "email"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_POOL), min_size=1, max_size=10))
+def test_idempotent_and_keeps_digits_codes_emails(normalizer, parts):
+    query = " ".join(parts)
+    once = normalizer.normalize(query)
+    assert normalizer.normalize(once) == once
+    for keep in ("IF-301", "3.5", "a@b.ac.id"):
+        assert query.count(keep) <= once.count(keep)
+    assert Counter(re.findall(r"\d+", query)) <= Counter(re.findall(r"\d+", once))
