@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "search": "bot.cmd_retrieval:cmd_search",
     "ask": "bot.cmd_answer:cmd_ask",
     "eval": "bot.cmd_eval:cmd_eval",
+    "calibrate": "bot.cmd_answer:cmd_calibrate",
     "sample-site": "bot.cmd_site:cmd_sample_site",
     "docs": "bot.cmd_ingest:cmd_docs",
     "status": "bot.cmd_ops:cmd_status",
@@ -81,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", help="consistency: the query to repeat")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--markdown", metavar="FILE", help="also write the metrics as a Markdown table")
+    p = add("calibrate", "refit the abstention model on this site's own labelled questions")
+    p.add_argument("--dataset", metavar="FILE", required=True,
+                   help="JSON lines {query, answers, answerable[, conversation]} (tests/data/eval/README.md)")
+    p.add_argument("--target-refusal", type=float, default=0.8, metavar="R",
+                   help="refuse at least this share of the unanswerable questions (default 0.8)")
+    p.add_argument("--out", metavar="FILE", help="where to write the model (default DATA_DIR/calibration/abstention.json)")
+    p.add_argument("--dry-run", action="store_true", help="report the before/after figures without saving")
     p = add("sample-site", "serve the bundled sample prodi website on loopback")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)

@@ -17,7 +17,7 @@ from bot.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["cmd_ask", "cmd_chat", "cmd_eval_answers", "cmd_eval_consistency"]
+__all__ = ["cmd_ask", "cmd_calibrate", "cmd_chat", "cmd_eval_answers", "cmd_eval_consistency"]
 
 NO_INDEX_MESSAGE = (
     "Belum ada indeks pencarian. Jalankan dulu `python -m bot reindex` (atau `python -m bot index --from-jsonl FILE`), "
@@ -169,18 +169,6 @@ def _load_dataset(path: str | None) -> list[dict[str, Any]]:
     return items
 
 
-def _history(turns: Sequence[Any]) -> list[Any]:
-    from storage.models import Message
-
-    out = []
-    for turn in turns or ():
-        if isinstance(turn, str):
-            out.append(Message("user", turn))
-        elif isinstance(turn, dict):
-            out.append(Message(str(turn.get("role", "user")), str(turn.get("text") or turn.get("content") or "")))
-    return out
-
-
 def _context_texts(index: Any, answer: Any) -> list[str]:
     ids: list[str] = []
     for step in answer.trace.steps if answer.trace else ():
@@ -228,7 +216,9 @@ async def evaluate_answers(pipeline: Any, manager: Any, items: Sequence[dict[str
     results = []
     loop = asyncio.get_running_loop()
     for n, item in enumerate(items, 1):
-        answer = await pipeline.answer(str(item["query"]), _history(item.get("conversation") or []))
+        # a follow-up is scored on the bot's own previous replies, as in real use (the file's assistant turns are ignored)
+        history = await pipeline.replay(item.get("conversation") or [])
+        answer = await pipeline.answer(str(item["query"]), history)
         index = await loop.run_in_executor(None, manager.current)
         results.append(
             ItemResult(
@@ -318,3 +308,63 @@ def cmd_eval_consistency(args: argparse.Namespace, settings: Settings) -> int:
         table = markdown_table({k: v for k, v in report.items() if k != "answers"}, "Consistency")
         upsert_section(Path(args.markdown), "answers-consistency", table)
     return 0 if report["identical"] else 1
+
+
+def _calibration_report(before: Any, after: Any, how: str, n: int, path: Path | None) -> str:
+    rows = [("answered, of the answerable questions", "answered_answerable"),
+            ("gold span in the answered ones", "correct_of_answered"),
+            ("answerable questions answered correctly", "correct_answerable"),
+            ("unanswerable questions refused", "refused_unanswerable")]
+    lines = [f"calibrate: {n} labelled questions; refitted: {how}",
+             f"{'':42} {'before':>8} {'after':>8}",
+             f"{'threshold':42} {before.threshold:8.3f} {after.threshold:8.3f}"]
+    lines += [f"{label:42} {getattr(before, key):8.1%} {getattr(after, key):8.1%}" for label, key in rows]
+    lines.append("(both columns measured on the same questions the model was refitted on)")
+    lines.append(f"saved to {path}" if path else "not saved (--dry-run)")
+    return "\n".join(lines)
+
+
+def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
+    """`calibrate --dataset FILE`: refit the abstention model on this site's own labelled questions."""
+    from bot import wiring
+    from generation.calibration import figures, label_replies, refit
+
+    items = _load_dataset(args.dataset)
+    bad = [str(it.get("id", n)) for n, it in enumerate(items, 1)
+           if not str(it.get("query") or "").strip() or (it.get("answerable", True) and not it.get("answers"))]
+    if bad:
+        message = (f"{args.dataset}: every item needs a \"query\" and, when answerable, gold spans in \"answers\" "
+                   f"(see tests/data/eval/README.md); check {', '.join(bad[:5])}")
+        if args.json:
+            print(json.dumps({"error": "bad_dataset", "message": message}, ensure_ascii=False))
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    prior = wiring.build_calibrator(settings)
+
+    async def run():  # type: ignore[no-untyped-def]
+        try:
+            async with _pipeline(settings) as (pipeline, _):
+                return await label_replies(pipeline, items)
+        except _NoIndex:
+            print(NO_INDEX_MESSAGE, file=sys.stderr)
+            return None
+
+    replies = asyncio.run(run())
+    if replies is None:
+        return 1
+    try:
+        model, how = refit(replies, prior=prior, target_refusal=args.target_refusal,
+                           meta={"site_dataset": Path(args.dataset).name, "fitted_at": time.strftime("%Y-%m-%d")})
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    before, after = figures(replies, prior), figures(replies, model)
+    path = None if args.dry_run else (Path(args.out) if args.out else settings.calibration_path)
+    if path is not None:
+        model.save(path)
+    if args.json:
+        print(json.dumps({"items": len(replies), "refitted": how, "before": before.as_json(), "after": after.as_json(),
+                          "model": str(path) if path else None}, ensure_ascii=False))
+    else:
+        print(_calibration_report(before, after, how, len(replies), path))
+    return 0

@@ -122,6 +122,8 @@ class Settings(BaseSettings):
     support_tau: float = Field(0.5, ge=0, le=1)
     answer_anchor_coverage_min: float = Field(0.6, ge=0, le=1)
     answer_min_similarity: float = Field(0.8, ge=0, le=1)
+    abstention: Literal["calibrated", "thresholds", "off"] = "calibrated"
+    abstention_model_path: Path | None = None
 
     # --- operations (reindex job, locks, schedule, reload) ----------------------------------------------------
     reindex_min_pages_ratio: float = Field(0.5, ge=0, le=1)
@@ -169,6 +171,11 @@ class Settings(BaseSettings):
     @property
     def db_path(self) -> Path:
         return self.data_dir / "prodi.sqlite3"
+
+    @property
+    def calibration_path(self) -> Path:
+        """Where `python -m bot calibrate` writes a site's own abstention model (used when it exists)."""
+        return self.data_dir / "calibration" / "abstention.json"
 
     @property
     def telemetry_path(self) -> Path:

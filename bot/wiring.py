@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.settings import Settings  # noqa: F401  (used by the builders below)
+from bot.settings import Settings, SettingsError  # noqa: F401  (used by the builders below)
 
 logger = logging.getLogger(__name__)
 
@@ -195,7 +195,24 @@ def build_pipeline_config(settings: Settings):  # -> generation.PipelineConfig
         anchor_coverage_min=settings.answer_anchor_coverage_min,
         min_top_similarity=settings.answer_min_similarity,
         history_window=settings.history_window,
+        abstention=settings.abstention,
     )
+
+
+def build_calibrator(settings: Settings):  # -> generation.calibration.Calibrator | None
+    """The abstention model: ABSTENTION_MODEL_PATH, else the site's own from `python -m bot calibrate`
+    (DATA_DIR/calibration/abstention.json), else the bundled one. A broken explicit file stops the start."""
+    from generation.calibration import DEFAULT_MODEL_PATH, Calibrator
+
+    explicit = settings.abstention_model_path
+    path = explicit or (settings.calibration_path if settings.calibration_path.exists() else DEFAULT_MODEL_PATH)
+    try:
+        return Calibrator.load(path)
+    except ValueError as error:
+        if explicit is not None:
+            raise SettingsError(f"ABSTENTION_MODEL_PATH: {error}") from None
+        logger.warning("%s; the hand thresholds decide instead", error)
+        return None
 
 
 def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=None):  # -> generation.AnswerPipeline
@@ -211,10 +228,11 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
         config=build_pipeline_config(settings),
         embedder=embedder or index_manager.embedder,
         telemetry=TelemetryWriter(settings.telemetry_path, settings.telemetry_max_bytes),
+        calibrator=build_calibrator(settings),
     )
 
 
-__all__ += ["build_generator", "build_llm_pool", "build_pipeline", "build_pipeline_config"]
+__all__ += ["build_calibrator", "build_generator", "build_llm_pool", "build_pipeline", "build_pipeline_config"]
 
 # --- handlers (conversation store, chat service, channels) ---------------------------------------------------
 

@@ -6,10 +6,12 @@ import re
 from collections.abc import Sequence
 
 from generation.support import EvidenceSentence
-from generation.text import normalize, words
+from generation.text import QUESTION_WORDS, STOPWORDS, content_words, normalize, words
 from generation.types import Source
 
-__all__ = ["ABSTAIN_MESSAGE", "abstain_text", "cite", "compose_answer", "display"]
+__all__ = [
+    "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "compose_answer", "disagree_by_year", "display", "newest_first",
+]
 
 ABSTAIN_MESSAGE = (
     "Maaf, saya belum menemukan informasi yang cukup di situs program studi untuk menjawab pertanyaan itu."
@@ -26,6 +28,31 @@ def abstain_text(contact_url: str | None = None, related: Sequence[str] = ()) ->
     else:
         parts.append("Untuk pertanyaan lebih lanjut, silakan hubungi sekretariat program studi.")
     return "\n".join(parts)
+
+
+SAME_TOPIC_JACCARD = 0.4  # hand-set: two dated statements count as versions of one fact above this word overlap
+_YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
+
+
+def _year(s: EvidenceSentence) -> int | None:
+    years = [int(y) for y in _YEAR.findall(s.text)]
+    return max(years) if years else None
+
+
+def disagree_by_year(a: EvidenceSentence, b: EvidenceSentence) -> bool:
+    """Two sentences from different pages that date what they say with different years (an older and a newer
+    accreditation, last year's and this year's schedule)."""
+    ya, yb = _year(a), _year(b)
+    if a.url == b.url or ya is None or yb is None or ya == yb:
+        return False
+    # … about the same thing: most of their words (numbers aside) are shared
+    wa = {w for w in content_words(a.text) if not any(ch.isdigit() for ch in w)}
+    wb = {w for w in content_words(b.text) if not any(ch.isdigit() for ch in w)}
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= SAME_TOPIC_JACCARD
+
+
+def newest_first(pair: Sequence[EvidenceSentence]) -> list[EvidenceSentence]:
+    return sorted(pair, key=lambda s: -(_year(s) or 0))
 
 
 _LABEL_LINE = re.compile(r"^[^:]{2,40}:\s+\S")
@@ -54,22 +81,45 @@ def cite(sentences: Sequence[EvidenceSentence]) -> tuple[list[str], tuple[Source
     return out, tuple(sources)
 
 
+def answer_label(question: str) -> str:
+    """The question's topic as a short label for the direct answer ("Apa gelar lulusan TI?" → "Gelar lulusan TI"):
+    its words without question words, fillers and function words, in their own spelling; empty when that leaves
+    nothing or more than six words (a label that long reads worse than none)."""
+    kept = []
+    for raw in re.findall(r"\S+", question):
+        core = raw.strip("?!.,;:()\"'")
+        low = core.lower()
+        if not core or low in STOPWORDS or low in QUESTION_WORDS:
+            continue
+        kept.append(core)
+    if not kept or len(kept) > 6:
+        return ""
+    label = " ".join(kept)
+    return label[:1].upper() + label[1:]
+
+
 def compose_answer(
-    span: str | None, support: Sequence[EvidenceSentence], *, as_list: bool = False
+    span: str | None, support: Sequence[EvidenceSentence], *, as_list: bool = False, question: str = ""
 ) -> tuple[str, tuple[Source, ...]]:
-    """A short answer: the accepted span (when it adds something) followed by its supporting sentence(s),
-    each with a citation marker. ``as_list``: the lines one per row, cited once per source at the end."""
+    """The direct answer first, then its supporting sentence(s), each with a citation marker: the accepted span
+    under the question's topic ("Gelar lulusan TI: S.Kom.") whenever the sentence says more than the span.
+    ``as_list``: the lines one per row, cited once per source at the end."""
     if as_list:
         _, sources = cite(support)
         marks = " ".join(f"[{i}]" for i in range(1, len(sources) + 1))
         return "\n".join(s.text.rstrip() for s in support) + f" {marks}", sources
     cited, sources = cite(support)
     body = " ".join(cited)
+    if len(support) == 2 and disagree_by_year(support[0], support[1]):
+        # pages disagree: the newer statement leads, the older one is named as older rather than dropped
+        body = f"{cited[0]}\nHalaman lain menyebut informasi yang lebih lama: {cited[1]}"
     if span:
-        span_n = normalize(span)
+        lead = span.strip().rstrip(".").strip()
+        span_n = normalize(lead)
         first = normalize(support[0].text) if support else ""
-        # lead with the span only when the sentence is long enough to hide it (phones: the answer comes first)
-        if span_n and (not first or len(words(first)) > 12) and len(words(first)) - len(words(span_n)) > 3:
-            lead = span.strip().rstrip(".")
+        if span_n and (not first or len(words(first)) - len(words(span_n)) > 3):
+            label = answer_label(question)
+            if label and normalize(label) not in span_n and span_n not in normalize(label):
+                lead = f"{label}: {lead}"
             return f"{lead}.\n{body}", sources
     return body, sources

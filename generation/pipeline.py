@@ -9,6 +9,7 @@ and it is returned with the sentence that supports it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -20,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from generation.answer_type import expected_type, is_list_question, type_ok
-from generation.compose import abstain_text, compose_answer, display
+from generation.calibration import DEFAULT_MODEL_PATH, Calibrator
+from generation.compose import abstain_text, compose_answer, disagree_by_year, display, newest_first
 from generation.entropy import dragin_confidence, mean_entropy
 from generation.facts_render import facts_usable, render_facts
 from generation.guards import check_degenerate, is_template_leak
@@ -47,7 +49,7 @@ from generation.telemetry import TelemetryWriter
 from generation.text import normalize, sentences, strip_clitics, words
 from generation.types import Answer, Generation, Source, Trace
 
-__all__ = ["AnswerPipeline", "PipelineConfig", "StopReason"]
+__all__ = ["ABSTENTION_MODES", "AnswerPipeline", "PipelineConfig", "StopReason"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,17 @@ class PipelineConfig:
     history_window: int = 20
     max_answer_chars: int = 600
     facts_lookup: bool = True  # the structured facts table first (off: retrieval only; an evaluation ablation)
+    use_llm: bool = True  # off: no model call, the extractive path alone (an evaluation ablation)
+    # "calibrated": the logistic model over the pipeline's signals decides (generation/calibration.py);
+    # "thresholds": the hand thresholds above (anchor_coverage_min, min_top_similarity, …); "off": no gate
+    abstention: str = "calibrated"
+
+    def __post_init__(self) -> None:
+        if self.abstention not in ABSTENTION_MODES:
+            raise ValueError(f"unknown ABSTENTION {self.abstention!r}; valid choices: {', '.join(ABSTENTION_MODES)}")
+
+
+ABSTENTION_MODES = ("calibrated", "thresholds", "off")
 
 
 @dataclass
@@ -105,6 +118,52 @@ class _Evidence:
     hit_stems: dict[str, set[str]] = field(default_factory=dict)
 
 
+@dataclass
+class _Turn:
+    """What one question carries through the stages (each stage reads and fills its part)."""
+
+    question: str
+    history: list[Any]
+    trace: Trace
+    on_position: Callable[[int], Awaitable[None]] | None = None
+    result: dict[str, Any] | None = None  # set by the stage that settles the reply
+    # rewrite
+    clean: str = ""
+    normalized: str = ""
+    followup: bool = False
+    query: str = ""
+    anchor_text: str = ""
+    index: Any = None
+    # retrieve
+    confidence: float = 0.0
+    hits: list[Any] = field(default_factory=list)
+    contact: str | None = None
+    related: list[str] = field(default_factory=list)
+    # evidence
+    anchor_stems: list[str] = field(default_factory=list)
+    list_q: bool = False
+    kind: str | None = None
+    corpus_w: dict[str, float] | None = None
+    q_vec: Any = None
+    ev: _Evidence = field(default_factory=_Evidence)
+    best_cov: float = 0.0
+    top_sim: float = 0.0
+    # generate
+    gen: Generation | None = None
+    span: str | None = None
+    conf_dragin: float = 0.0
+    iterations: int = 0
+    # compose and gate
+    chosen: list[EvidenceSentence] = field(default_factory=list)
+    cov_chunk: float = 0.0
+    cov_sentence: float = 0.0
+    missing: list[str] = field(default_factory=list)
+    max_missing: float = 0.0
+    numbers_ok: bool = True
+    type_ok: bool = True
+    p_correct: float | None = None
+
+
 class AnswerPipeline:
     """Turns a question (and the conversation window) into an ``Answer``. Async; every blocking step runs in an
     executor or in the LLM pool."""
@@ -116,8 +175,11 @@ class AnswerPipeline:
         config: PipelineConfig,
         embedder: Any,
         telemetry: TelemetryWriter | None = None,
+        calibrator: Calibrator | None = None,
     ) -> None:
         self._retriever = retriever
+        # the abstention model; the bundled one unless a site refitted its own (python -m bot calibrate)
+        self.calibrator = calibrator if calibrator is not None else _default_calibrator()
         self.pool = pool
         self.config = config
         self.embedder = embedder
@@ -125,6 +187,12 @@ class AnswerPipeline:
         self._vec_cache: dict[tuple[str, str], np.ndarray] = {}
         self._contact: dict[int, str | None] = {}
         self._prompt_format: str | None = None
+
+    @property
+    def abstention_mode(self) -> str:
+        """The gate in force: "calibrated" needs a model; without one the hand thresholds decide."""
+        mode = self.config.abstention
+        return "thresholds" if mode == "calibrated" and self.calibrator is None else mode
 
     # -- helpers -------------------------------------------------------------------------------------------------
     async def _run(self, func: Callable[..., Any], *args: Any) -> Any:
@@ -208,7 +276,22 @@ class AnswerPipeline:
             await self._run(self.telemetry.write, record)
         return answer
 
-    # -- the steps -------------------------------------------------------------------------------------------------
+    async def replay(self, turns: Sequence[Any]) -> list[Any]:
+        """The history a conversation builds: each earlier *user* turn (a str or ``{"role","text"}``) is asked in
+        order and the pipeline's own reply follows it, as in real use; assistant turns given in ``turns`` are
+        ignored (evaluation and calibration score follow-ups on the bot's own previous replies)."""
+        from storage.models import Message
+
+        history: list[Any] = []
+        for turn in turns or ():
+            role, text = ("user", turn) if isinstance(turn, str) else (str(turn.get("role", "user")), str(turn.get("text", "")))
+            if role != "user" or not text.strip():
+                continue
+            reply = await self.answer(text, history)
+            history += [Message(role="user", text=text), Message(role="assistant", text=reply.answer)]
+        return history
+
+    # -- the stages ------------------------------------------------------------------------------------------------
     async def _answer(
         self,
         question: str,
@@ -216,219 +299,320 @@ class AnswerPipeline:
         trace: Trace,
         on_position: Callable[[int], Awaitable[None]] | None,
     ) -> dict[str, Any]:
+        """Run the stages in order; the first one that settles the reply ends the turn. The trace records each
+        stage's name, duration and decision (``trace.stages``)."""
+        turn = _Turn(question=question, history=history, trace=trace, on_position=on_position)
+        stages: tuple[tuple[str, Callable[[_Turn], Awaitable[str]]], ...] = (
+            ("rewrite", self._stage_rewrite),
+            ("facts", self._stage_facts),
+            ("retrieve", self._stage_retrieve),
+            ("evidence", self._stage_evidence),
+            ("generate", self._stage_generate),
+            ("compose", self._stage_compose),
+            ("gate", self._stage_gate),
+            ("finalize", self._stage_finalize),
+        )
+        for name, stage in stages:
+            started = time.perf_counter()
+            decision = await stage(turn)
+            ms = round((time.perf_counter() - started) * 1000, 1)
+            trace.latency_ms[name] = round(trace.latency_ms.get(name, 0.0) + ms, 1)
+            trace.stages.append({"name": name, "ms": ms, "decision": decision})
+            if turn.result is not None:
+                return turn.result
+        raise AssertionError("the finalize stage always settles the reply")  # pragma: no cover
+
+    def _abstain(self, turn: _Turn, reason: str) -> str:
+        turn.trace.add("final", stop_reason=reason, abstained=True)
+        turn.result = {
+            "answer": abstain_text(turn.contact, turn.related),
+            "abstained": True,
+            "sources": (),
+            "confidence": turn.confidence,
+            "iterations": turn.iterations,
+            "stop_reason": reason,
+        }
+        return f"abstain:{reason}"
+
+    async def _stage_rewrite(self, turn: _Turn) -> str:
+        """Instruction-like sentences out, student shorthand normalised, a follow-up resolved with the window."""
+        turn.clean = strip_injection(turn.question)
+        if turn.clean != turn.question.strip():
+            turn.trace.add("sanitize", removed=True, kept=turn.clean)
+        if not turn.clean or not any(ch.isalnum() for ch in turn.clean):
+            return self._abstain(turn, StopReason.ABSTAIN_EMPTY_QUERY)
+        turn.index = await self._run(self._retriever)  # IndexManager.current() may reload from disk
+        if turn.index is None:
+            return self._abstain(turn, StopReason.ABSTAIN_NO_INDEX)
+        # the follow-up is resolved on the words as typed ("-nya" points back), then normalised as a whole
+        follow = rewrite_followup(turn.clean, turn.history)
+        normalizer = getattr(turn.index, "normalize_query", None)
+        if not callable(normalizer) or not getattr(getattr(turn.index, "config", None), "query_normalization", True):
+            normalizer = str.strip
+        turn.normalized = normalizer(turn.clean)  # the question alone, in the site's words
+        turn.followup = follow.rewritten
+        turn.query = normalizer(follow.query) if follow.rewritten else turn.normalized
+        # a follow-up is checked against its resolved form; a question on its own against its own words
+        turn.anchor_text = turn.query
+        turn.trace.add("rewrite", followup=follow.rewritten, query=turn.query, normalized=turn.normalized)
+        return "followup" if follow.rewritten else ("normalized" if turn.normalized != turn.clean else "as_typed")
+
+    async def _stage_facts(self, turn: _Turn) -> str:
+        """The structured facts table (lecturers, courses) answers constraint questions directly."""
+        facts = getattr(turn.index, "facts", None)
+        if not self.config.facts_lookup or facts is None or not hasattr(facts, "lookup"):
+            return "off"
+        try:
+            found = await self._run(facts.lookup, strip_clitics(turn.query))
+        except Exception:
+            logger.warning("facts lookup failed", exc_info=True)
+            return "error"
+        rows = list(getattr(found, "rows", ()) or ()) if found else []
+        constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
+        if facts_usable(constraints, rows, turn.query):
+            turn.result = await self._facts_answer(turn.index, turn.query, found, turn.trace)
+            return "answered"
+        if rows:
+            turn.trace.add("facts", skipped="name_only", constraints=constraints)
+            return "name_only"
+        return "no_rows"
+
+    async def _stage_retrieve(self, turn: _Turn) -> str:
+        """Hybrid retrieval; below the bypass confidence, seed 004's refinement with its validators."""
         cfg = self.config
-        lat = trace.latency_ms
-
-        def timed(stage: str, since: float) -> None:
-            lat[stage] = round(lat.get(stage, 0.0) + (time.perf_counter() - since) * 1000, 1)
-
-        def abstain(reason: str, confidence: float, iterations: int, contact: str | None, related: Sequence[str]) -> dict:
-            trace.add("final", stop_reason=reason, abstained=True)
-            return {
-                "answer": abstain_text(contact, related),
-                "abstained": True,
-                "sources": (),
-                "confidence": confidence,
-                "iterations": iterations,
-                "stop_reason": reason,
-            }
-
-        # 0. the question itself is data too: instruction-like sentences are removed
-        t = time.perf_counter()
-        clean = strip_injection(question)
-        if clean != question.strip():
-            trace.add("sanitize", removed=True, kept=clean)
-        if not clean or not any(ch.isalnum() for ch in clean):
-            return abstain(StopReason.ABSTAIN_EMPTY_QUERY, 0.0, 0, None, ())
-
-        # 1. follow-up rewrite from the conversation window
-        follow = rewrite_followup(clean, history)
-        query = follow.query
-        trace.add("rewrite", followup=follow.rewritten, query=query)
-        timed("rewrite", t)
-
-        index = await self._run(self._retriever)  # IndexManager.current() may reload from disk
-        if index is None:
-            return abstain(StopReason.ABSTAIN_NO_INDEX, 0.0, 0, None, ())
-
-        # 2. structured facts
-        facts = getattr(index, "facts", None)
-        if cfg.facts_lookup and facts is not None and hasattr(facts, "lookup"):
-            t = time.perf_counter()
-            try:
-                found = await self._run(facts.lookup, strip_clitics(query))
-            except Exception:
-                logger.warning("facts lookup failed", exc_info=True)
-                found = None
-            timed("facts", t)
-            rows = list(getattr(found, "rows", ()) or ()) if found else []
-            constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
-            if facts_usable(constraints, rows, query):
-                return await self._facts_answer(index, query, found, trace)
-            if rows:
-                trace.add("facts", skipped="name_only", constraints=constraints)
-
-        # 3. retrieve, then refine when the retrieval confidence is below the bypass threshold
-        t = time.perf_counter()
-        result = await self._search(index, query, cfg.top_k)
-        timed("retrieve", t)
-        trace.add("retrieve", query=query, confidence=round(result.confidence, 4), hits=_hits_json(result.hits))
-        confidence = float(result.confidence)
-        if confidence < cfg.rq_bypass_confidence:
-            t = time.perf_counter()
-            result, query = await self._refine(index, query, result, follow.rewritten, trace)
-            confidence = float(result.confidence)
-            timed("refine", t)
+        result = await self._search(turn.index, turn.query, cfg.top_k)
+        turn.trace.add("retrieve", query=turn.query, confidence=round(result.confidence, 4), hits=_hits_json(result.hits))
+        decision = "bypass"
+        if float(result.confidence) < cfg.rq_bypass_confidence:
+            result, turn.query = await self._refine(turn.index, turn.query, result, turn.followup, turn.trace)
+            decision = "refined"
         else:
-            trace.add("refine", skipped="bypass", confidence=round(confidence, 4))
+            turn.trace.add("refine", skipped="bypass", confidence=round(float(result.confidence), 4))
+        turn.confidence = float(result.confidence)
+        turn.contact = await self._contact_url(turn.index)
+        turn.hits = list(result.hits)[: cfg.context_max_docs]
+        turn.related = _related(turn.hits)
+        if not turn.hits:
+            return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
+        return decision
 
-        contact = await self._contact_url(index)
-        hits = list(result.hits)[: cfg.context_max_docs]
-        related = _related(hits)
-        if not hits:
-            return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, ())
-
-        anchor_stems = list(dict.fromkeys(stems(clean if not follow.rewritten else follow.query)))
-        if not anchor_stems:  # no content word to check evidence against (another script, only stop words)
-            trace.add("gate", decision="abstain", anchors=[])
-            return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, 0, contact, related)
-        t = time.perf_counter()
-        anchor_text = clean if not follow.rewritten else follow.query
-        kind = None if is_list_question(clean) else expected_type(clean)
-        corpus_w = await self._run(corpus_weights, index, anchor_text)
-        if follow.rewritten:
+    async def _stage_evidence(self, turn: _Turn) -> str:
+        """Split the hits into scored evidence sentences and measure anchor coverage (seed 002); a missing anchor
+        gets one anchor-constrained retrieval round."""
+        cfg = self.config
+        turn.anchor_stems = list(dict.fromkeys(stems(turn.anchor_text)))
+        if not turn.anchor_stems:  # no content word to check evidence against (another script, only stop words)
+            turn.trace.add("gate", decision="abstain", anchors=[])
+            return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
+        turn.list_q = is_list_question(turn.normalized)
+        turn.kind = None if turn.list_q else expected_type(turn.normalized)
+        corpus_w = await self._run(corpus_weights, turn.index, turn.anchor_text)
+        if turn.followup:
             # a follow-up asks about its own words; the carried-over topic only narrows the search
-            own = set(stems(clean))
-            base = corpus_w or {a: 1.0 for a in anchor_stems}
+            own = set(stems(turn.normalized))
+            base = corpus_w or {a: 1.0 for a in turn.anchor_stems}
             corpus_w = {a: w * (1.5 if a in own else 0.5) for a, w in base.items()}
-        q_vec = (await self._embed([query], "query"))[0]
-        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w, kind)
-        timed("evidence", t)
-        best_cov = max(ev.coverage_chunk.values(), default=0.0)
-        top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
-        trace.add("gate", anchors=anchor_stems, coverage=round(best_cov, 3), top_sentence_similarity=round(top_sim, 4))
+        turn.corpus_w = corpus_w
+        turn.q_vec = (await self._embed([turn.query], "query"))[0]
+        await self._refresh_evidence(turn)
+        decision = "covered"
+        if turn.best_cov < cfg.anchor_coverage_min and cfg.dragin_max_iterations > 0:
+            missing = [a for a in turn.anchor_stems if not any(a in s for s in turn.ev.hit_stems.values())]
+            if missing:
+                grown = await self._gap_round(turn.index, f"{turn.query} {' '.join(missing)}", turn.hits, turn.trace, "anchor")
+                decision = "anchor_round"
+                if grown:
+                    turn.hits = grown
+                    await self._refresh_evidence(turn)
+        turn.trace.add("gate", anchors=turn.anchor_stems, coverage=round(turn.best_cov, 3),
+                       top_sentence_similarity=round(turn.top_sim, 4))
+        if self._low_evidence(turn):
+            turn.trace.add("gate", decision="abstain", coverage=round(turn.best_cov, 3),
+                           top_sentence_similarity=round(turn.top_sim, 4))
+            return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
+        return decision
 
-        # 4–5. generate with entropy; DRAGIN: uncertain or missing anchors → re-refine + gap retrieval, ≤ N rounds
+    def _low_evidence(self, turn: _Turn) -> bool:
+        """The hand-threshold gate ("thresholds" mode); the calibrated gate decides after composing instead."""
+        cfg = self.config
+        if not turn.ev.sentences:
+            return True
+        if self.abstention_mode != "thresholds":
+            return False
+        return turn.best_cov < cfg.anchor_coverage_min or turn.top_sim < cfg.min_top_similarity
+
+    async def _refresh_evidence(self, turn: _Turn) -> None:
+        turn.ev = await self._evidence(turn.hits, turn.anchor_stems, turn.q_vec, turn.corpus_w, turn.kind)
+        turn.best_cov = max(turn.ev.coverage_chunk.values(), default=0.0)
+        vecs = turn.ev.vectors
+        turn.top_sim = float(np.max(vecs @ turn.q_vec)) if vecs is not None and len(vecs) else 0.0
+
+    async def _stage_generate(self, turn: _Turn) -> str:
+        """Generate with per-token entropy; DRAGIN: an uncertain draft re-retrieves the gap, at most N rounds."""
+        cfg = self.config
+        if not cfg.use_llm:
+            turn.trace.add("generate", skipped="use_llm=false")
+            return "off"
         fmt = await self._prompt_fmt()
-        iterations = 0
-        gen: Generation | None = None
-        span: str | None = None
-        conf_dragin = 0.0
-        llm_error = None
         last_context: list[str] = []
+        decision = "confident"
         while True:
-            if best_cov < cfg.anchor_coverage_min and iterations == 0 and cfg.dragin_max_iterations > 0:
-                # seed 002: a missing anchor → one anchor-constrained retrieval before anything else
-                missing = [a for a in anchor_stems if not any(a in s for s in ev.hit_stems.values())]
-                if missing:
-                    grown = await self._gap_round(index, f"{query} {' '.join(missing)}", ev, hits, anchor_stems, q_vec, trace, "anchor")
-                    if grown:
-                        hits = grown
-                        ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w, kind)
-                        best_cov = max(ev.coverage_chunk.values(), default=0.0)
-                        top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
-            if best_cov < cfg.anchor_coverage_min or top_sim < cfg.min_top_similarity:
-                trace.add("gate", decision="abstain", coverage=round(best_cov, 3), top_sentence_similarity=round(top_sim, 4))
-                return abstain(StopReason.ABSTAIN_LOW_RETRIEVAL, confidence, iterations, contact, related)
-
-            context = self._llm_context(ev)
-            if gen is not None and [c.text for c in context] == last_context:
-                trace.add("dragin", iteration=iterations, decision="same_context")  # same prompt, same output
+            context = self._llm_context(turn.ev)
+            if turn.gen is not None and [c.text for c in context] == last_context:
+                turn.trace.add("dragin", iteration=turn.iterations, decision="same_context")  # same prompt, same output
                 break
             last_context = [c.text for c in context]
-            prompt = build_prompt(fmt, clean if not follow.rewritten else query, [s.text for s in context])
-            t = time.perf_counter()
+            prompt = build_prompt(fmt, turn.anchor_text, [s.text for s in context])
             try:
-                gen = await self.pool.submit(
+                turn.gen = await self.pool.submit(
                     prompt, max_tokens=cfg.max_tokens, stop=COMPLETION_STOPS if fmt == "completion" else (),
-                    on_position=on_position,
+                    on_position=turn.on_position,
                 )
             except (TimeoutError, RuntimeError, OSError, ValueError) as error:
                 llm_error = f"{type(error).__name__}: {error}"
                 logger.warning("generation failed, answering extractively: %s", llm_error)
-                trace.add("generate", error=llm_error)
-                timed("generate", t)
-                gen = None
-                break
-            timed("generate", t)
-            conf_dragin = dragin_confidence(gen.entropies)
-            span = await self._accept_span(gen.text, ev, clean, fmt, trace)
-            trace.add(
-                "generate",
-                iteration=iterations,
-                text=gen.text,
-                entropies=[round(e, 4) for e in gen.entropies],
-                mean_entropy=round(mean_entropy(gen.entropies), 4),
-                conf_dragin=round(conf_dragin, 4),
-                prompt_tokens=gen.prompt_tokens,
-                completion_tokens=gen.completion_tokens,
-                accepted_span=span,
+                turn.trace.add("generate", error=llm_error)
+                turn.gen, turn.span = None, None
+                return "llm_error"
+            turn.conf_dragin = dragin_confidence(turn.gen.entropies)
+            turn.span = await self._accept_span(turn.gen.text, turn.ev, turn.normalized, fmt, turn.trace)
+            turn.trace.add(
+                "generate", iteration=turn.iterations, text=turn.gen.text,
+                entropies=[round(e, 4) for e in turn.gen.entropies], mean_entropy=round(mean_entropy(turn.gen.entropies), 4),
+                conf_dragin=round(turn.conf_dragin, 4), prompt_tokens=turn.gen.prompt_tokens,
+                completion_tokens=turn.gen.completion_tokens, accepted_span=turn.span,
             )
-            if conf_dragin >= cfg.dragin_threshold or iterations >= cfg.dragin_max_iterations:
+            if turn.conf_dragin >= cfg.dragin_threshold or turn.iterations >= cfg.dragin_max_iterations:
                 break
             # DRAGIN: re-refine with the draft (or a HyDE passage on the second round), retrieve the gap, regenerate
-            iterations += 1
-            t = time.perf_counter()
-            gap_query = await self._gap_query(fmt, query, gen, iterations, trace)
-            grown = await self._gap_round(index, gap_query, ev, hits, anchor_stems, q_vec, trace, f"dragin{iterations}")
-            timed("dragin", t)
+            turn.iterations += 1
+            decision = f"dragin{turn.iterations}"
+            gap_query = await self._gap_query(fmt, turn.query, turn.gen, turn.iterations, turn.trace)
+            grown = await self._gap_round(turn.index, gap_query, turn.hits, turn.trace, f"dragin{turn.iterations}")
             if not grown:
-                trace.add("dragin", iteration=iterations, decision="no_new_hits")
+                turn.trace.add("dragin", iteration=turn.iterations, decision="no_new_hits")
                 break
-            hits = grown
-            ev = await self._evidence(hits, anchor_stems, q_vec, corpus_w, kind)
-            best_cov = max(ev.coverage_chunk.values(), default=0.0)
-            top_sim = float(np.max(ev.vectors @ q_vec)) if ev.vectors is not None and len(ev.vectors) else 0.0
+            turn.hits = grown
+            await self._refresh_evidence(turn)
+            if self._low_evidence(turn):
+                turn.trace.add("gate", decision="abstain", coverage=round(turn.best_cov, 3),
+                               top_sentence_similarity=round(turn.top_sim, 4))
+                return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
+        return decision
 
-        # 6–7. compose from evidence: the accepted span with its sentence, or the extractive fallback
-        trace.add("context", chunk_ids=[h.chunk_id for h in hits])
-        t = time.perf_counter()
-        list_q = is_list_question(clean)
-        chosen = self._choose_list(ev) if list_q and ev.sentences and max(ev.scores) >= 0 else self._choose_sentences(ev, span)
-        if list_q:
-            span = None  # a list answer is the page's own lines
-        timed("compose", t)
-        if not chosen:
-            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
-        top = chosen[0]
-        cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
-        weights = ev.weights or idf_weights(anchor_stems, list(ev.hit_stems.values()))
-        cov_sentence = anchor_coverage(anchor_stems, text_stems(top.text), weights)
-        trace.add("support", sentence=top.text, coverage_chunk=round(cov_chunk, 3), coverage_sentence=round(cov_sentence, 3))
-        if cov_chunk < cfg.anchor_coverage_min or cov_sentence < cfg.sentence_coverage_min:
-            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
-        # numbers and years in the question ("SEA Games 2019", "semester 5") must be in the cited chunk
-        numbers = {a for a in anchor_stems if any(ch.isdigit() for ch in a)}
-        if numbers and not numbers <= ev.hit_stems.get(top.chunk_id, set()):
-            trace.add("support", decision="abstain", missing_numbers=sorted(numbers - ev.hit_stems.get(top.chunk_id, set())))
-            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
-        if not list_q and not type_ok(kind, " ".join([span or ""] + [display(c) for c in chosen])):
-            trace.add("answer_type", expected=kind, decision="abstain")
-            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
+    async def _stage_compose(self, turn: _Turn) -> str:
+        """Choose the sentences to show: the page's lines for a list, else the span's sentence or the best 1–2."""
+        ev = turn.ev
+        turn.trace.add("context", chunk_ids=[h.chunk_id for h in turn.hits])
+        if turn.list_q and ev.sentences and max(ev.scores) >= 0:
+            turn.chosen = self._choose_list(ev)
+            turn.span = None  # a list answer is the page's own lines
+        else:
+            turn.chosen = self._choose_sentences(ev, turn.span)
+        if not turn.chosen:
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        top = turn.chosen[0]
+        weights = ev.weights or idf_weights(turn.anchor_stems, list(ev.hit_stems.values()))
+        turn.cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
+        turn.cov_sentence = anchor_coverage(turn.anchor_stems, text_stems(top.text), weights)
+        chunk_stems = ev.hit_stems.get(top.chunk_id, set())
+        turn.missing = [a for a in turn.anchor_stems if a not in chunk_stems]
+        top_weight = max((weights.get(a, 1.0) for a in turn.anchor_stems), default=1.0) or 1.0
+        turn.max_missing = max((weights.get(a, 1.0) / top_weight for a in turn.missing), default=0.0)
+        numbers = {a for a in turn.anchor_stems if any(ch.isdigit() for ch in a)}
+        turn.numbers_ok = numbers <= chunk_stems
+        turn.type_ok = turn.list_q or type_ok(turn.kind, " ".join([turn.span or ""] + [display(c) for c in turn.chosen]))
+        turn.trace.add("support", sentence=top.text, coverage_chunk=round(turn.cov_chunk, 3),
+                       coverage_sentence=round(turn.cov_sentence, 3))
+        return "list" if turn.list_q else ("span" if turn.span else "extractive")
+
+    def features(self, turn: _Turn) -> dict[str, float]:
+        """The calibrated gate's signals (generation.calibration.FEATURES), each in 0..1."""
+        top_hit = turn.hits[0] if turn.hits else None
+        top_doc = top_hit.doc_id if top_hit is not None else None
+        other = [float(h.score) for h in turn.hits if h.doc_id != top_doc]
+        top_score = float(top_hit.score) if top_hit is not None else 0.0
+        cited = turn.chosen[0] if turn.chosen else None
+        ev = turn.ev
+        cited_score = 0.0
+        if cited is not None and ev is not None:
+            cited_score = max((sc for s, sc in zip(ev.sentences, ev.scores, strict=True) if s is cited), default=0.0)
+        return {
+            "retrieval_confidence": float(turn.confidence),
+            "top_cosine": 1.0 - float(getattr(top_hit, "distance", 1.0) or 1.0) if top_hit is not None else 0.0,
+            "top_sentence_similarity": float(turn.top_sim),
+            "anchor_coverage": float(turn.cov_chunk),
+            "sentence_coverage": float(turn.cov_sentence),
+            "max_missing_anchor": float(turn.max_missing),
+            "span_accepted": float(turn.span is not None),
+            "span_in_cited": float(bool(turn.span and cited is not None and normalize(turn.span) in normalize(cited.text))),
+            "type_match": float(turn.type_ok),
+            "numbers_present": float(turn.numbers_ok),
+            "llm_confidence": float(turn.conf_dragin) if turn.gen is not None else 0.0,
+            "page_margin": max(0.0, top_score - max(other)) if other else top_score,
+            "evidence_score": float(cited_score),
+        }
+
+    async def _stage_gate(self, turn: _Turn) -> str:
+        """Answer or abstain: the calibrated model (default), the hand thresholds, or nothing (an ablation)."""
+        cfg = self.config
+        feats = self.features(turn)
+        turn.trace.add("features", **{k: round(v, 4) for k, v in feats.items()})
+        if self.abstention_mode == "off":
+            return "off"
+        if self.abstention_mode == "calibrated" and self.calibrator is not None:
+            p = self.calibrator.probability(feats)
+            turn.p_correct = p
+            answer = p >= self.calibrator.threshold
+            turn.trace.add("calibrated_gate", p=round(p, 4), threshold=round(self.calibrator.threshold, 4),
+                           decision="answer" if answer else "abstain")
+            if not answer:
+                reason = StopReason.ABSTAIN_LOW_RETRIEVAL if feats["anchor_coverage"] < 0.5 else StopReason.ABSTAIN_UNSUPPORTED
+                return self._abstain(turn, reason)
+            return f"answer p={p:.2f}"
+        if turn.cov_chunk < cfg.anchor_coverage_min or turn.cov_sentence < cfg.sentence_coverage_min:
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        if not turn.numbers_ok:  # numbers and years in the question ("semester 5") must be in the cited chunk
+            turn.trace.add("support", decision="abstain", missing_numbers=[a for a in turn.missing if any(c.isdigit() for c in a)])
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        if not turn.type_ok:
+            turn.trace.add("answer_type", expected=turn.kind, decision="abstain")
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        return "answer"
+
+    async def _stage_finalize(self, turn: _Turn) -> str:
+        """The reply: the direct answer first, then the cited sentence(s); never template text."""
+        cfg = self.config
+        chosen, span = turn.chosen, turn.span
         lead = span if span and chosen and normalize(span) in normalize(chosen[0].text) else None
-        text, sources = compose_answer(lead, chosen, as_list=list_q)
+        label_from = "" if turn.followup else turn.normalized
+        text, sources = compose_answer(lead, chosen, as_list=turn.list_q, question=label_from)
         if len(text) > cfg.max_answer_chars:
-            text, sources = compose_answer(span, chosen[:1])
+            text, sources = compose_answer(span, chosen[:1], question=label_from)
         if is_template_leak(text) or not any(ch.isalnum() for ch in text):
             # evidence is neutralised, so this should not happen; but no template text may ever reach a student
-            trace.add("final_guard", reason="template_leak")
-            return abstain(StopReason.ABSTAIN_UNSUPPORTED, confidence, iterations, contact, related)
+            turn.trace.add("final_guard", reason="template_leak")
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
         if span is None:
             reason = StopReason.FALLBACK_EXTRACTIVE
-        elif conf_dragin >= cfg.dragin_threshold:
+        elif turn.conf_dragin >= cfg.dragin_threshold:
             reason = StopReason.STOP_CONFIDENT
         else:
             reason = StopReason.STOP_MAX_ITER
-        final_conf = round(min(1.0, 0.5 * cov_chunk + 0.25 * max(confidence, 0.0) + 0.25 * conf_dragin), 4)
-        trace.add("final", stop_reason=reason, abstained=False, sources=[s.url for s in sources])
-        return {
+        if turn.p_correct is not None:
+            final_conf = round(turn.p_correct, 4)
+        else:
+            final_conf = round(min(1.0, 0.5 * turn.cov_chunk + 0.25 * max(turn.confidence, 0.0) + 0.25 * turn.conf_dragin), 4)
+        turn.trace.add("final", stop_reason=reason, abstained=False, sources=[s.url for s in sources])
+        turn.result = {
             "answer": text,
             "abstained": False,
             "sources": sources,
             "confidence": final_conf,
-            "iterations": iterations,
+            "iterations": turn.iterations,
             "stop_reason": reason,
         }
+        return reason
 
     async def _facts_answer(self, index: Any, query: str, found: Any, trace: Trace) -> dict[str, Any]:
         urls = list(dict.fromkeys(getattr(found, "urls", ()) or ()))
@@ -512,9 +696,10 @@ class AnswerPipeline:
             # number, a time or a name (display() adds the page title to "Label: value" lines)
             off_topic += 0.25 if kind is not None and not type_ok(kind, display(s)) else 0.0
             ev.scores.append(0.55 * lex + 0.35 * emb + 0.10 * chunk_cov - 0.01 * s.hit_rank - short - off_topic)
-        # a question on the page (an FAQ entry) is not an answer; the sentence after it usually is
+        # a question on the page (an FAQ entry) or a heading is not an answer; the sentence after it usually is
+        sections = {h.chunk_id: (getattr(h, "section", "") or "", getattr(h, "title", "") or "") for h in hits}
         for i, s in enumerate(ev.sentences):
-            if s.text.rstrip().endswith("?"):
+            if s.text.rstrip().endswith("?") or _is_heading(s.text, *sections.get(s.chunk_id, ("", ""))):
                 nxt = i + 1
                 if nxt < len(ev.sentences) and ev.sentences[nxt].chunk_id == s.chunk_id:
                     ev.scores[nxt] = max(ev.scores[nxt], ev.scores[i] - 0.02)
@@ -617,6 +802,10 @@ class AnswerPipeline:
                 if len(span_stems & set(stems(ev.sentences[best].text))) / len(span_stems) >= self.config.support_tau:
                     return [ev.sentences[best]]
         top = ev.scores[order[0]]
+        rival = next((i for i in order[1:] if ev.scores[i] >= 0.9 * top and ev.sentences[i].url != ev.sentences[order[0]].url
+                      and disagree_by_year(ev.sentences[order[0]], ev.sentences[i])), None)
+        if rival is not None:  # two pages, two years: the newer first, and the older one said too
+            return newest_first([ev.sentences[order[0]], ev.sentences[rival]])
         chosen = [order[0]]
         for i in order[1:]:
             if len(chosen) >= 2:
@@ -638,10 +827,7 @@ class AnswerPipeline:
         draft = gen.text if not check_degenerate(gen.text).degenerate else ""
         return f"{query} {draft}".strip()
 
-    async def _gap_round(
-        self, index: Any, gap_query: str, ev: _Evidence, hits: list[Any], anchor_stems: list[str], q_vec: np.ndarray,
-        trace: Trace, label: str,
-    ) -> list[Any] | None:
+    async def _gap_round(self, index: Any, gap_query: str, hits: list[Any], trace: Trace, label: str) -> list[Any] | None:
         """Retrieve with the gap query; return the merged hit list when it brought new chunks (novelty), else None."""
         res = await self._search(index, gap_query, self.config.top_k)
         known = {h.chunk_id for h in hits}
@@ -650,6 +836,29 @@ class AnswerPipeline:
         if not new:
             return None
         return hits + new[: self.config.context_max_docs]
+
+
+def _is_heading(text: str, section: str, title: str) -> bool:
+    """A heading line: the chunk's own section or page title, or a short label without a verb-like ending,
+    number, colon or full stop ("Sambutan Ketua Program Studi")."""
+    line = text.strip()
+    norm = normalize(line)
+    if norm and norm in {normalize(section), normalize(title)}:
+        return True
+    tokens = line.split()
+    if not 1 <= len(tokens) <= 6 or any(ch.isdigit() or ch in ".,:;!?()@" for ch in line):
+        return False  # a name with its titles ("Dr. Rina, M.T."), a label, a number or a sentence
+    capitalised = sum(1 for t in tokens if t[:1].isupper())
+    return capitalised >= max(2, len(tokens) - 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_calibrator() -> Calibrator | None:
+    try:
+        return Calibrator.load(DEFAULT_MODEL_PATH)
+    except ValueError as error:  # not fitted yet, or unreadable: the hand thresholds decide
+        logger.warning("%s; falling back to the hand thresholds", error)
+        return None
 
 
 def _top_distance(hits: Sequence[Any]) -> float | None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generation.text import QUESTION_WORDS, anchors, words
+from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, words
 from retrieval.normalize import GLOSSARY
 
 __all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
@@ -35,16 +35,34 @@ class FollowUp:
     previous: str = ""
 
 
-def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
-    """Resolve a follow-up ("ada yang lain?", "yang 3 SKS saja?") with the previous user question's topic."""
-    previous = ""
-    reply = ""
-    for msg in reversed(list(history)):
-        role, text = getattr(msg, "role", ""), str(getattr(msg, "text", "")).strip()
+# What a follow-up can ask *about* a subject rather than name a new one ("emailnya?", "di gedung mana?",
+# "syaratnya apa aja?"): the answer-type words plus the contact and profile fields a prodi site lists. A follow-up
+# made only of these keeps the previous subject; one that names something else replaces it. A linguistic list,
+# checked on the dev set's follow-ups and reported on the informal multi-turn items (docs/answers.md).
+ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | frozenset(
+    """email e-mail surel telepon telp hp wa whatsapp nomor no ruang ruangan gedung lantai kantor gelar bidang
+    keahlian penelitian jabatan pendidikan sks kode bobot website web instagram ig kuota akreditasi peringkat""".split()
+)
+_NARROWING = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|dan)\s+)?(?:yang|yg)\b", re.IGNORECASE)
+# "kalau X?" / "bagaimana dengan X?" is Indonesian for "what about X?": with a subject in X, the topic switches
+_SWITCH = re.compile(r"^(?:(?:terus|trus|lalu|nah)\s+)?(?:kalau|kalo|klo|kl|bagaimana dengan|gimana dengan|gmn dengan)\b",
+                     re.IGNORECASE)
+_MAX_CHAIN = 4  # how many earlier follow-ups a chain may resolve through
+
+
+def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) -> FollowUp:
+    """Resolve a follow-up ("ada yang lain?", "yang 3 SKS saja?", "emailnya?", "kalau ketua prodinya siapa?")
+    with the previous user question, itself resolved first (chains of follow-ups). A follow-up that names a new
+    subject replaces the carried-over one (and carries only the previous attribute, when it asks none of its
+    own); one that asks a new attribute keeps the subject and the names the previous reply gave."""
+    msgs = list(history)
+    previous, reply, earlier = "", "", []
+    for i in range(len(msgs) - 1, -1, -1):
+        role, text = getattr(msgs[i], "role", ""), str(getattr(msgs[i], "text", "")).strip()
         if role == "assistant" and not previous and not reply:
             reply = text
         if role == "user" and text and text != question.strip():
-            previous = text
+            previous, earlier = text, msgs[:i]
             break
     if not previous:
         return FollowUp(question, False)
@@ -52,22 +70,55 @@ def rewrite_followup(question: str, history: Sequence[object]) -> FollowUp:
     is_followup = bool(_FOLLOWUP_MARKERS.search(question.strip())) and len(own) <= 4
     if not is_followup and len(own) <= 1 and len(words(question)) <= 4:
         is_followup = True
+    if not is_followup and len(own) <= 3 and re.search(r"\b\w{3,}-?nya\b", question, re.IGNORECASE):
+        is_followup = True  # a possessive "-nya" points back at the previous subject ("jam bukanya kapan?")
     if not is_followup:
         return FollowUp(question, False)
-    prev_core = previous.rstrip(" ?!.")
+    if _depth < _MAX_CHAIN:  # "siapa dosen IS?" → "emailnya?" → "kalau kaprodi?": resolve the middle one first
+        previous_resolved = rewrite_followup(previous, earlier, _depth + 1).query
+    else:
+        previous_resolved = previous
+    prev_core = previous_resolved.rstrip(" ?!.")
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
     if not extra:  # "ada yang lain?": the previous question again
         return FollowUp(prev_core + "?", True, previous)
-    # the new question first, then the previous question's topic words it leaves implicit, and the names the
-    # previous answer gave ("emailnya?" after "Ketua prodi adalah Supriyono, M.Kom.")
-    own_words = set(words(question))
-    topic = [w for w in words(prev_core) if w not in QUESTION_WORDS and (w.isdigit() or w not in own_words)]
+    own_words = set(words(question)) | set(own)
+    prev_words = [w for w in anchors(prev_core) if w not in QUESTION_WORDS]
+    narrowing = bool(_NARROWING.search(question.strip())) or any(w.isdigit() for w in extra)
+    new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not w.isdigit()]
+    if new_subject and not narrowing and _SWITCH.search(question.strip()):
+        # a new subject replaces the old one; the old attribute carries over only when none is asked
+        asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS)
+        carry = [] if asks else [w for w in prev_words if w in ATTRIBUTE_WORDS and w not in own_words]
+        query = f"{question.strip().rstrip('?!. ')} {' '.join(carry)}".strip()
+        return FollowUp(query + "?", True, previous)
+    # same subject: the previous words the new question leaves implicit; a value it restates replaces the old one
+    # ("kalo yang semester 6?" after "… semester 5 …" drops the 5)
+    restated = {w for w in words(question) if w not in QUESTION_WORDS}
+    topic: list[str] = []
+    for k, w in enumerate(prev_words):
+        if w in own_words and not w.isdigit():
+            continue
+        if w.isdigit() and k > 0 and prev_words[k - 1] in restated and _number_after(question, prev_words[k - 1]):
+            continue
+        if (w in ATTRIBUTE_WORDS and set(extra) & ATTRIBUTE_WORDS) and w not in own_words:
+            continue  # a new attribute replaces the old one ("emailnya?" after "… ruangannya?")
+        topic.append(w)
     # names only for a pronoun-like reference ("emailnya?", "beliau"), not for a narrowing ("yang 3 SKS saja?")
     refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", question, re.IGNORECASE)
-    names = ([n for n in _names(reply) if n.lower() not in topic]
-             if refers and reply and not reply.startswith("Maaf") else [])
+    names = (_names(reply, exclude={*topic, *own_words})
+             if refers and reply and not reply.startswith("Maaf") and not narrowing else [])
     query = f"{question.strip().rstrip('?!. ')} {' '.join(topic + names)}".strip()
     return FollowUp(query + "?", True, previous)
+
+
+_CONNECTORS = frozenset("kalau kalo klo kl terus trus lalu dan itu tersebut gitu begitu".split())
+_TYPE_QUESTION_WORDS = frozenset("siapa siapakah berapa kapan mana dimana bagaimana gimana apa".split())
+
+
+def _number_after(text: str, word: str) -> bool:
+    """``text`` gives ``word`` a number of its own ("semester 6")."""
+    return bool(re.search(rf"\b{re.escape(word)}\s+\d", text, re.IGNORECASE))
 
 
 _NAME = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,3}")
@@ -76,13 +127,14 @@ _NOT_NAMES = frozenset(
 )
 
 
-def _names(reply: str) -> list[str]:
-    """Capitalised name-like words of the first line of the previous answer (at most four)."""
+def _names(reply: str, exclude: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Capitalised name-like words of the first line of the previous answer (at most four), other than the
+    words in ``exclude`` (lower case)."""
     first = reply.splitlines()[0] if reply else ""
     out: list[str] = []
     for m in _NAME.finditer(first):
         for w in m.group(0).split():
-            if w not in _NOT_NAMES and len(w) > 2 and w not in out:
+            if w not in _NOT_NAMES and len(w) > 2 and w not in out and w.lower() not in exclude:
                 out.append(w)
     return out[:4]
 

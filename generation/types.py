@@ -44,12 +44,14 @@ class Trace:
     query: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     latency_ms: dict[str, float] = field(default_factory=dict)
+    stages: list[dict[str, Any]] = field(default_factory=list)  # {"name", "ms", "decision"} in order
 
     def add(self, step: str, **data: Any) -> None:
         self.steps.append({"step": step, **data})
 
     def as_json(self) -> dict[str, Any]:
-        return {"trace_id": self.trace_id, "query": self.query, "steps": self.steps, "latency_ms": self.latency_ms}
+        return {"trace_id": self.trace_id, "query": self.query, "steps": self.steps, "latency_ms": self.latency_ms,
+                "stages": self.stages}
 
 
 @dataclass(frozen=True, slots=True)

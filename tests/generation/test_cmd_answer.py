@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.cmd_answer import _history, _load_dataset, markdown_table, upsert_section
+from bot.cmd_answer import _load_dataset, markdown_table, upsert_section
 
 
 def test_upsert_section_replaces_only_its_own_block(tmp_path):
@@ -19,7 +19,7 @@ def test_upsert_section_replaces_only_its_own_block(tmp_path):
     assert text.startswith("<!-- retrieval:start -->\nR\n<!-- retrieval:end -->")
 
 
-def test_dataset_loader_and_history(tmp_path):
+def test_dataset_loader(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps({"id": "1", "query": "q"}) + "\n\n", encoding="utf-8")
     assert _load_dataset(str(path)) == [{"id": "1", "query": "q"}]
@@ -29,5 +29,3 @@ def test_dataset_loader_and_history(tmp_path):
     bad.write_text("{nope\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="bad.jsonl:1"):
         _load_dataset(str(bad))
-    turns = _history(["halo", {"role": "assistant", "text": "hai"}])
-    assert [(m.role, m.text) for m in turns] == [("user", "halo"), ("assistant", "hai")]

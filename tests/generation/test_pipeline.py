@@ -69,12 +69,14 @@ async def test_hallucinated_span_is_replaced_by_evidence(make_pipeline):
     assert answer.stop_reason == StopReason.FALLBACK_EXTRACTIVE
 
 
-async def test_supported_span_is_returned_with_its_sentence_and_citation(make_pipeline):
+async def test_supported_span_leads_the_reply_then_its_sentence_and_citation(make_pipeline):
     gen = FakeGenerator(default="6 SKS")
     answer = await make_pipeline(gen).answer("Berapa bobot SKS skripsi?")
     _check_record(answer)
     assert answer.stop_reason == StopReason.STOP_CONFIDENT
-    assert answer.answer == "Skripsi memiliki bobot 6 SKS dan dibimbing oleh dua dosen pembimbing. [1]"
+    # the direct answer under the question's topic first, then the supporting sentence with its citation
+    assert answer.answer == ("Bobot SKS skripsi: 6 SKS.\n"
+                             "Skripsi memiliki bobot 6 SKS dan dibimbing oleh dua dosen pembimbing. [1]")
     assert answer.sources[0].url == f"{BASE}/akademik/skripsi.html"
 
 
@@ -220,3 +222,19 @@ async def test_model_that_cannot_load_degrades_to_extractive(prodi_index, embedd
         assert any("LLM_MODEL_PATH" in str(s.get("error", "")) for s in answer.trace.steps)
     finally:
         pool.close()
+
+
+async def test_replay_builds_the_history_from_the_bots_own_replies(make_pipeline):
+    """Follow-ups are scored as in real use: earlier user turns are asked, the file's assistant turns ignored."""
+    pipeline = make_pipeline(FakeGenerator(default="6 SKS"))
+    history = await pipeline.replay(["Berapa bobot SKS skripsi?", {"role": "assistant", "text": "hand-written"}])
+    assert [m.role for m in history] == ["user", "assistant"]
+    assert history[1].text != "hand-written" and "6 SKS" in history[1].text
+
+
+async def test_trace_lists_the_stages_with_durations_and_decisions(make_pipeline):
+    answer = await make_pipeline(FakeGenerator(default="6 SKS")).answer("Berapa bobot SKS skripsi?")
+    stages = answer.trace.as_json()["stages"]
+    assert [s["name"] for s in stages] == ["rewrite", "facts", "retrieve", "evidence", "generate", "compose", "gate",
+                                           "finalize"]
+    assert all(s["ms"] >= 0 and s["decision"] for s in stages)

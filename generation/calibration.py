@@ -1,0 +1,334 @@
+"""Calibrated abstention: a small logistic model over the pipeline's own signals that estimates the probability
+that the reply it is about to send carries the right answer. The pipeline answers when that probability reaches
+the model's operating point and abstains otherwise (docs/answers.md, "Calibrated abstention").
+
+The weights are data, not code: a versioned JSON file (``generation/data/abstention.json``, fitted by
+``python -m bench.fit_abstention`` on the IDK-MRC tune split plus the sample-site dev set), which a site can refit on
+its own labelled questions with ``python -m bot calibrate --dataset FILE`` (written under ``DATA_DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_MODEL_PATH",
+    "FEATURES",
+    "Calibrator",
+    "LabelledReply",
+    "OperatingPoint",
+    "choose_threshold",
+    "figures",
+    "fit_logistic",
+    "label_replies",
+    "operating_point",
+    "refit",
+]
+
+DEFAULT_MODEL_PATH = Path(__file__).with_name("data") / "abstention.json"
+FORMAT_VERSION = 1
+
+# The signals, each in 0..1 (or close to it), all computed by the pipeline before it decides:
+FEATURES = (
+    "retrieval_confidence",  # seed 004 eq. 1–8 over the top dense distances
+    "top_cosine",  # cosine(query, best hit)
+    "top_sentence_similarity",  # cosine(query, best evidence sentence)
+    "anchor_coverage",  # idf-weighted share of the question's anchors in the cited chunk (seed 002)
+    "sentence_coverage",  # … in the cited sentence itself
+    "max_missing_anchor",  # weight of the heaviest anchor the cited chunk lacks, relative to the heaviest anchor
+    "span_accepted",  # the LLM's span sits in a strong evidence sentence
+    "span_in_cited",  # … in the sentence the reply cites first
+    "type_match",  # the reply can carry the answer type the question wants (number, time, person, money)
+    "numbers_present",  # the question's numbers and years are in the cited chunk
+    "llm_confidence",  # DRAGIN confidence 1 − H̄/ln k from the token entropies (seed 004 eq. 9–12); 0 without LLM
+    "page_margin",  # fused score of the best page minus that of the best other page
+    "evidence_score",  # the cited sentence's evidence score (lexical + embedding + chunk coverage)
+)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingPoint:
+    """What a threshold does on labelled data: answered share of the answerable questions, the share of those
+    answered with the gold span, and the share of unanswerable questions refused."""
+
+    threshold: float
+    answered_answerable: float
+    correct_of_answered: float
+    refused_unanswerable: float
+    correct_answerable: float  # answerable questions answered with the gold span / all answerable
+
+    def as_json(self) -> dict[str, float]:
+        return {k: round(float(v), 4) for k, v in asdict(self).items()}
+
+
+def operating_point(p: Sequence[float], answerable: Sequence[bool], correct: Sequence[bool], t: float) -> OperatingPoint:
+    """The figures of threshold ``t`` (answer when p ≥ t)."""
+    p_arr = np.asarray(p, dtype=np.float64)
+    ans = np.asarray(answerable, dtype=bool)
+    cor = np.asarray(correct, dtype=bool) & ans
+    answered = p_arr >= t
+    n_ans = max(int(ans.sum()), 1)
+    n_un = max(int((~ans).sum()), 1)
+    answered_ans = answered & ans
+    return OperatingPoint(
+        threshold=float(t),
+        answered_answerable=float(answered_ans.sum() / n_ans),
+        correct_of_answered=float((answered_ans & cor).sum() / max(int(answered_ans.sum()), 1)),
+        refused_unanswerable=float((~answered & ~ans).sum() / n_un),
+        correct_answerable=float((answered_ans & cor).sum() / n_ans),
+    )
+
+
+def choose_threshold(
+    p: Sequence[float], answerable: Sequence[bool], correct: Sequence[bool], *, target_refusal: float = 0.8,
+) -> OperatingPoint:
+    """The operating point: the lowest threshold that refuses at least ``target_refusal`` of the unanswerable
+    questions (the stated target), i.e. the one that answers the most while meeting it. With no unanswerable
+    questions, the threshold that maximises correct answers minus wrong ones."""
+    p_arr = np.asarray(p, dtype=np.float64)
+    ans = np.asarray(answerable, dtype=bool)
+    candidates = np.unique(np.concatenate([p_arr, [0.0, 1.0 + 1e-9]]))
+    if (~ans).any():
+        for t in candidates:  # ascending: the first that meets the target answers the most
+            point = operating_point(p_arr, answerable, correct, float(t))
+            if point.refused_unanswerable >= target_refusal:
+                return point
+        return operating_point(p_arr, answerable, correct, float(candidates[-1]))
+    cor = np.asarray(correct, dtype=bool)
+    best = max(candidates, key=lambda t: int(((p_arr >= t) & cor).sum()) - int(((p_arr >= t) & ~cor).sum()))
+    return operating_point(p_arr, answerable, correct, float(best))
+
+
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, prior: np.ndarray | None = None, iterations: int = 50,
+) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method (IRLS). ``x`` already has its bias column last; the
+    bias is not penalised. ``prior``: shrink towards these weights instead of zero (refitting a shipped model on a
+    site's few labelled questions)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, d = x.shape
+    w = np.zeros(d) if prior is None else np.asarray(prior, dtype=np.float64).copy()
+    center = np.zeros(d) if prior is None else np.asarray(prior, dtype=np.float64)
+    penalty = np.full(d, l2)
+    penalty[-1] = 0.0
+    for _ in range(iterations):
+        p = _sigmoid(x @ w)
+        grad = x.T @ (p - y) + penalty * (w - center)
+        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(d)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.max(np.abs(step))) < 1e-8:
+            break
+    return w
+
+
+@dataclass(frozen=True)
+class Calibrator:
+    """Standardise the features, then ``p = σ(w · z + b)``; answer when ``p ≥ threshold``."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]  # one per feature, then the bias
+    threshold: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def _z(self, rows: np.ndarray) -> np.ndarray:
+        z = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
+        return np.hstack([z, np.ones((z.shape[0], 1))])
+
+    def matrix(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+        """Feature dictionaries → a matrix in this model's feature order (a missing feature counts as 0)."""
+        return np.asarray([[float(r.get(f, 0.0) or 0.0) for f in self.features] for r in rows], dtype=np.float64)
+
+    def probabilities(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+        if not rows:
+            return np.zeros(0)
+        return _sigmoid(self._z(self.matrix(rows)) @ np.asarray(self.weights))
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        return float(self.probabilities([features])[0])
+
+    def answers(self, features: Mapping[str, float]) -> bool:
+        return self.probability(features) >= self.threshold
+
+    # -- fitting -------------------------------------------------------------------------------------------------
+    @classmethod
+    def fit(
+        cls,
+        rows: Sequence[Mapping[str, float]],
+        answerable: Sequence[bool],
+        correct: Sequence[bool],
+        *,
+        features: Sequence[str] = FEATURES,
+        l2: float = 1.0,
+        target_refusal: float = 0.8,
+        prior: Calibrator | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Calibrator:
+        """Fit on labelled replies: the target is "this reply carries the gold span" (an unanswerable question's
+        reply never does). ``prior`` keeps the prior model's standardisation and shrinks towards its weights."""
+        if prior is not None:
+            features = prior.features
+        x = np.asarray([[float(r.get(f, 0.0) or 0.0) for f in features] for r in rows], dtype=np.float64)
+        y = np.asarray([bool(a) and bool(c) for a, c in zip(answerable, correct, strict=True)], dtype=np.float64)
+        if prior is not None:
+            mean, scale = np.asarray(prior.mean), np.asarray(prior.scale)
+        else:
+            mean = x.mean(axis=0)
+            scale = x.std(axis=0)
+            scale[scale < 1e-6] = 1.0
+        z = np.hstack([(x - mean) / scale, np.ones((x.shape[0], 1))])
+        w = fit_logistic(z, y, l2=l2, prior=None if prior is None else np.asarray(prior.weights))
+        p = _sigmoid(z @ w)
+        point = choose_threshold(p, answerable, correct, target_refusal=target_refusal)
+        info = dict(meta or {})
+        info.update({"n": int(len(y)), "n_answerable": int(sum(bool(a) for a in answerable)),
+                     "target_refusal": target_refusal, "l2": l2, "fit_point": point.as_json()})
+        return cls(tuple(features), tuple(float(v) for v in mean), tuple(float(v) for v in scale),
+                   tuple(float(v) for v in w), float(point.threshold), info)
+
+    def with_threshold(self, threshold: float, **meta: Any) -> Calibrator:
+        return Calibrator(self.features, self.mean, self.scale, self.weights, float(threshold), {**self.meta, **meta})
+
+    # -- persistence ---------------------------------------------------------------------------------------------
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION,
+            "model": "logistic",
+            "features": list(self.features),
+            "mean": [round(v, 6) for v in self.mean],
+            "scale": [round(v, 6) for v in self.scale],
+            "weights": [round(v, 6) for v in self.weights],
+            "threshold": round(self.threshold, 6),
+            "meta": self.meta,
+        }
+
+    def save(self, path: Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.as_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Calibrator:
+        if data.get("format") != FORMAT_VERSION or data.get("model") != "logistic":
+            raise ValueError(f"unsupported abstention model (format {data.get('format')!r}, model {data.get('model')!r})")
+        feats = tuple(str(f) for f in data["features"])
+        arrays = [tuple(float(v) for v in data[k]) for k in ("mean", "scale", "weights")]
+        if not (len(arrays[0]) == len(arrays[1]) == len(feats) and len(arrays[2]) == len(feats) + 1):
+            raise ValueError("abstention model: features, mean, scale and weights do not fit together")
+        threshold = float(data["threshold"])
+        if not math.isfinite(threshold):
+            raise ValueError("abstention model: the threshold is not a number")
+        return cls(feats, arrays[0], arrays[1], arrays[2], threshold, dict(data.get("meta") or {}))
+
+    @classmethod
+    def load(cls, path: Path) -> Calibrator:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"cannot read the abstention model {path}: {error}") from None
+        try:
+            return cls.from_json(data)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{path}: {error}; refit it with `python -m bot calibrate --dataset FILE`") from None
+
+
+# -- labelled replies (shared by `python -m bot calibrate` and bench/fit_abstention.py) -----------------------------
+@dataclass(frozen=True, slots=True)
+class LabelledReply:
+    """One question answered with the gate off: its features (None when the pipeline settled before the gate:
+    a facts-table answer or an abstention on no evidence) and whether the reply carries a gold span."""
+
+    id: str
+    answerable: bool
+    correct: bool
+    features: dict[str, float] | None
+    settled: str  # "gate" (features recorded), "answered" (facts table), "abstained" (before the gate)
+    answer: str
+    stop_reason: str
+
+    def probability(self, model: Calibrator | None) -> float:
+        """The gate's probability under ``model``; a reply settled before the gate keeps its own outcome."""
+        if self.features is None:
+            return 1.0 if self.settled == "answered" else 0.0
+        return model.probability(self.features) if model is not None else 1.0
+
+
+async def label_replies(pipeline: Any, items: Sequence[Mapping[str, Any]]) -> list[LabelledReply]:
+    """Ask each item (eval JSONL format) with abstention off and label the reply. A multi-turn item's earlier user
+    turns are played first and the bot's own replies form the history, as in real use."""
+    from dataclasses import replace
+
+    from generation.evaluation import contains_span, strip_citations
+
+    original = pipeline.config
+    out: list[LabelledReply] = []
+    try:
+        for item in items:
+            history = await pipeline.replay(item.get("conversation") or ())  # earlier turns as a student sees them
+            pipeline.config = replace(original, abstention="off")
+            answer = await pipeline.answer(str(item["query"]), history)
+            pipeline.config = original
+            steps = answer.trace.steps if answer.trace is not None else []
+            feats = next(({k: v for k, v in s.items() if k != "step"} for s in steps if s.get("step") == "features"), None)
+            golds = [str(g) for g in item.get("answers") or () if str(g).strip()]
+            answerable = bool(item.get("answerable", bool(golds)))
+            text = strip_citations(answer.answer)
+            correct = answerable and not answer.abstained and any(contains_span(text, g) for g in golds)
+            settled = "gate" if feats is not None else ("abstained" if answer.abstained else "answered")
+            out.append(LabelledReply(str(item.get("id", len(out))), answerable, correct, feats, settled,
+                                     answer.answer, answer.stop_reason))
+    finally:
+        pipeline.config = original
+    return out
+
+
+def figures(replies: Sequence[LabelledReply], model: Calibrator | None, threshold: float | None = None) -> OperatingPoint:
+    """The operating point of ``model`` (at its own threshold unless one is given) on labelled replies."""
+    t = threshold if threshold is not None else (model.threshold if model is not None else 0.0)
+    p = [r.probability(model) for r in replies]
+    return operating_point(p, [r.answerable for r in replies], [r.correct for r in replies], t)
+
+
+def refit(
+    replies: Sequence[LabelledReply],
+    *,
+    prior: Calibrator | None = None,
+    target_refusal: float = 0.8,
+    l2: float = 1.0,
+    min_per_class: int = 15,
+    meta: dict[str, Any] | None = None,
+) -> tuple[Calibrator, str]:
+    """Fit on labelled replies: the weights when there are at least ``min_per_class`` correct replies and as many
+    others among those that reached the gate (shrunk towards ``prior`` when given), else only the threshold of
+    ``prior``. The threshold is chosen over every reply, settled or not, so the target holds for what students
+    see. Returns the model and what was refitted ("weights+threshold" or "threshold")."""
+    gated = [r for r in replies if r.features is not None]
+    positives = sum(1 for r in gated if r.answerable and r.correct)
+    if positives >= min_per_class and len(gated) - positives >= min_per_class:
+        model = Calibrator.fit([r.features or {} for r in gated], [r.answerable for r in gated], [r.correct for r in gated],
+                               l2=l2, target_refusal=target_refusal, prior=prior, meta=meta)
+        how = "weights+threshold"
+    elif prior is not None:
+        model, how = prior, "threshold"
+    else:
+        raise ValueError(f"too few labelled replies to fit a model: {positives} correct and {len(gated) - positives} "
+                         f"others reached the gate; at least {min_per_class} of each are needed")
+    p = [r.probability(model) for r in replies]
+    point = choose_threshold(p, [r.answerable for r in replies], [r.correct for r in replies], target_refusal=target_refusal)
+    return model.with_threshold(point.threshold, fit_point=point.as_json(), refitted=how, **(meta or {})), how

@@ -1,0 +1,66 @@
+"""`python -m bot calibrate` end to end on the sample site with the real model: it labels the site's own questions,
+refits the abstention model's operating point, saves it under DATA_DIR, and the next answer uses it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(data_dir: Path, site: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "REDIS_"))}
+    env.update({"DATA_DIR": str(data_dir), "SITE_SEEDS": f"{site}/", "CRAWL_ALLOW_PRIVATE_NETWORKS": "true",
+                "CRAWL_DELAY_SECONDS": "0", "PYTHONPATH": str(ROOT)})
+    return env
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True, env=env, timeout=1800,
+                          cwd=env["DATA_DIR"])
+
+
+@pytest.mark.integration
+def test_calibrate_moves_the_operating_point_and_the_next_answer_uses_it(tmp_path: Path, sample_site: str) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    env = _env(data_dir, sample_site)
+    assert _cli(env, "reindex", "--json").returncode == 0
+    dev = [json.loads(line) for line in (ROOT / "tests/data/eval/answers.jsonl").read_text().splitlines() if line.strip()]
+    answerable = [d for d in dev if d["answerable"] and not d.get("conversation")][:4]
+    unanswerable = [d for d in dev if not d["answerable"] and not d.get("conversation")][:4]
+    dataset = tmp_path / "site.jsonl"
+    dataset.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in answerable + unanswerable))
+
+    # a site that wants every question answered that reached the gate: the threshold drops to the lowest p
+    result = _cli(env, "calibrate", "--dataset", str(dataset), "--target-refusal", "0", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    assert report["items"] == 8 and report["refitted"] == "threshold"
+    assert report["after"]["threshold"] < report["before"]["threshold"]
+    saved = data_dir / "calibration" / "abstention.json"
+    assert Path(report["model"]) == saved and saved.exists()
+    model = json.loads(saved.read_text())
+    assert model["meta"]["site_dataset"] == "site.jsonl" and model["threshold"] == pytest.approx(report["after"]["threshold"], abs=1e-4)
+
+    # the next answer reads the site's model: its confidence is the model's probability, compared with the new point
+    gates = []
+    for item in unanswerable + answerable:  # facts-table answers settle before the gate; one that reaches it is enough
+        asked = json.loads(_cli(env, "ask", item["query"], "--json").stdout)
+        gates = [s for s in asked["trace"]["steps"] if s["step"] == "calibrated_gate"]
+        if gates:
+            break
+    assert gates, "no question reached the calibrated gate"
+    assert gates[0]["threshold"] == pytest.approx(model["threshold"], abs=1e-4)
+
+    # a bad dataset is one clear message, not a traceback
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "query": "", "answerable": True}) + "\n")
+    result = _cli(env, "calibrate", "--dataset", str(bad))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "query" in result.stderr

@@ -1,0 +1,52 @@
+"""Replies lead with the answer, never with a heading, and say both when two pages disagree by date."""
+
+from __future__ import annotations
+
+from generation.compose import answer_label, compose_answer, disagree_by_year, newest_first
+from generation.pipeline import _is_heading
+from generation.support import EvidenceSentence
+
+
+def _s(text: str, url: str = "http://x/a/", rank: int = 0) -> EvidenceSentence:
+    return EvidenceSentence(text, rank, f"{url}#0", url, "Judul", 0)
+
+
+def test_label_is_the_question_without_question_words_and_fillers() -> None:
+    assert answer_label("Apa gelar lulusan Teknik Informatika?") == "Gelar lulusan Teknik Informatika"
+    assert answer_label("Siapa?") == ""
+    assert answer_label("apa saja syarat yang harus dipenuhi untuk mendaftar beasiswa prestasi akademik di sini?") == ""
+
+
+def test_the_span_leads_under_the_question_topic_then_the_cited_sentence() -> None:
+    sentence = _s("Lulusan Program Studi Teknik Informatika memperoleh gelar Sarjana Komputer (S.Kom.).")
+    text, sources = compose_answer("S.Kom.", [sentence], question="Apa gelar lulusan Teknik Informatika?")
+    first, second = text.split("\n")
+    assert first == "Gelar lulusan Teknik Informatika: S.Kom."
+    assert second.endswith("[1]") and "Sarjana Komputer" in second
+    assert sources[0].url == "http://x/a/"
+
+
+def test_a_span_that_is_the_whole_sentence_is_not_repeated() -> None:
+    sentence = _s("Rabu pukul 15.30 WIB.")
+    text, _ = compose_answer("Rabu pukul 15.30 WIB", [sentence], question="Kapan Fun Java berkumpul?")
+    assert text == "Rabu pukul 15.30 WIB. [1]"
+
+
+def test_headings_are_recognised_and_sentences_are_not() -> None:
+    assert _is_heading("Sambutan Ketua Program Studi", "", "")
+    assert _is_heading("Visi dan Misi", "Visi dan Misi", "Profil")
+    assert not _is_heading("Dr. Muhammad Ainul Yaqin, M.Kom.", "", "")
+    assert not _is_heading("Telepon: (0341) 558933", "", "")
+    assert not _is_heading("Mahasiswa wajib mengisi KRS setiap semester.", "", "")
+
+
+def test_pages_that_disagree_by_date_put_the_newer_first_and_say_both() -> None:
+    old = _s("Program studi terakreditasi A oleh BAN-PT pada tahun 2019.", "http://x/berita/")
+    new = _s("Program studi terakreditasi Unggul oleh LAM INFOKOM pada tahun 2023.", "http://x/akreditasi/", 1)
+    assert disagree_by_year(old, new)
+    text, sources = compose_answer(None, newest_first([old, new]))
+    assert text.index("2023") < text.index("2019") and "lebih lama" in text
+    assert [s.url for s in sources] == ["http://x/akreditasi/", "http://x/berita/"]
+    # different facts that merely carry years are not a disagreement
+    other = _s("Douwes Dekker lahir di Pasuruan pada 1879.", "http://x/tokoh/")
+    assert not disagree_by_year(old, other)
