@@ -1,6 +1,13 @@
-"""Answer evaluation: gold-span containment, token F1, abstention precision/recall, degenerate and template-leak
-rates, citation rate, semantic similarity and answer relevancy (embeddings), faithfulness (share of answer sentences
-supported by the retrieved context) and PCA/CPR on constraint items (seed 001)."""
+"""Answer evaluation: each item's outcome (answerable: correct / wrong / abstained; unanswerable: refused /
+answered), gold-span containment, token F1, abstention precision/recall, cited-page relevance, degenerate and
+template-leak rates, citation rate, semantic similarity and answer relevancy (embeddings), faithfulness (share of
+answer sentences supported by the retrieved context) and PCA/CPR on constraint items (seed 001).
+
+Two of these hold by construction for the pipeline's replies and are not evidence of quality: faithfulness (an
+extractive reply is checked against the very chunks it was copied from, with the pipeline's own support check) and
+the degenerate/template-leak rates (the pipeline runs the same guards before it replies). The independent measures
+are the outcome counts, gold-span containment, token F1, abstention precision/recall and ``cited_relevant_rate``
+(the reply cites a page the dataset marks as relevant)."""
 
 from __future__ import annotations
 
@@ -16,7 +23,10 @@ from generation.guards import check_degenerate, is_template_leak
 from generation.support import check_support, text_stems
 from generation.text import normalize, sentences
 
-__all__ = ["ItemResult", "contains_span", "strip_citations", "summarize", "token_f1"]
+__all__ = [
+    "ANSWERABLE_OUTCOMES", "OUTCOMES", "UNANSWERABLE_OUTCOMES", "ItemResult", "contains_span", "outcome",
+    "outcome_counts", "strip_citations", "summarize", "token_f1",
+]
 
 _CITATION = re.compile(r"\s*\[\d+\]")
 _CODE = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
@@ -58,10 +68,43 @@ class ItemResult:
     context: list[str] = field(default_factory=list)
     expected_items: list[str] = field(default_factory=list)
     category: str = ""
+    relevant: list[str] = field(default_factory=list)  # URL keys (retrieval.evaluation.url_key) of relevant pages
+    gold_match: str = "all"  # "all": the reply must contain every gold span; "any": golds are alternatives
+    turns: int = 1  # user turns played through the pipeline, this one included (> 1: a multi-turn item)
+    previous: list[str] = field(default_factory=list)  # the bot's own earlier replies in the conversation
 
     def dump(self) -> dict[str, Any]:
         return {"id": self.id, "answer": self.answer, "abstained": self.abstained, "sources": self.sources,
-                "stop_reason": self.stop_reason}
+                "stop_reason": self.stop_reason, "outcome": outcome(self)}
+
+
+ANSWERABLE_OUTCOMES = ("correct", "wrong", "abstained", "unscored")
+UNANSWERABLE_OUTCOMES = ("refused", "answered")
+OUTCOMES = ANSWERABLE_OUTCOMES + UNANSWERABLE_OUTCOMES
+
+
+def outcome(r: ItemResult) -> str:
+    """``correct`` / ``wrong`` / ``abstained`` for an answerable item (``unscored`` when it has no gold span),
+    ``refused`` / ``answered`` for an unanswerable one. Correct = the reply (citations stripped) contains every gold
+    span (``gold_match="all"``) or one of them (``"any"``)."""
+    if r.gold_match not in ("all", "any"):
+        raise ValueError(f"unknown gold_match {r.gold_match!r}; valid choices: all, any")
+    if not r.answerable:
+        return "refused" if r.abstained else "answered"
+    if r.abstained:
+        return "abstained"
+    golds = [g for g in r.golds if g.strip()]
+    if not golds:
+        return "unscored"
+    text = strip_citations(r.answer)
+    found = [contains_span(text, g) for g in golds]
+    return "correct" if (all(found) if r.gold_match == "all" else any(found)) else "wrong"
+
+
+def outcome_counts(items: Sequence[ItemResult]) -> dict[str, int]:
+    """Every outcome name with its count (zeros included)."""
+    counts = Counter(outcome(r) for r in items)
+    return {name: counts.get(name, 0) for name in OUTCOMES}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -69,11 +112,16 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Sequence[str] = ()) -> dict[str, Any]:
-    """All metrics over the evaluated items (rates in 0..1; None when no item qualifies)."""
+    """All metrics over the evaluated items (rates in 0..1; None when no item qualifies). With ``embedder=None``
+    the embedding-based metrics (semantic similarity, relevancy, faithfulness) are None."""
+    from retrieval.evaluation import url_key
+
     answerable = [r for r in items if r.answerable]
     unanswerable = [r for r in items if not r.answerable]
     answered = [r for r in items if not r.abstained]
     m: dict[str, Any] = {"items": len(items), "answerable": len(answerable), "unanswerable": len(unanswerable)}
+    m.update(outcome_counts(items))
+    m["correct_rate"] = round(m["correct"] / len(answerable), 4) if answerable else None
 
     any_hits, all_hits, f1s = [], [], []
     for r in answerable:
@@ -94,14 +142,23 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
     m["abstention_recall"] = round(tp / len(unanswerable), 4) if unanswerable else None
     m["abstained_on_answerable"] = sum(1 for r in answerable if r.abstained)
 
+    # independent of the pipeline: does an answered reply cite a page the dataset marks as relevant?
+    judged = [r for r in answered if r.answerable and r.relevant]
+    cited = [float(any(url_key(str(s.get("url", ""))) in set(r.relevant) for s in r.sources)) for r in judged]
+    m["cited_relevant_rate"] = _mean(cited)
+    m["cited_relevant_n"] = len(judged)
+
     degenerate = [check_degenerate(strip_citations(r.answer)).degenerate for r in answered]
     m["degenerate_rate"] = _mean([float(d) for d in degenerate]) if answered else 0.0
     m["template_leak_rate"] = _mean([float(is_template_leak(r.answer)) for r in answered]) if answered else 0.0
+    m["answered_items"] = len(answered)
+    m["degenerate_n"] = sum(degenerate)
+    m["template_leak_n"] = sum(is_template_leak(r.answer) for r in answered)
     m["citation_rate"] = _mean([float(len(r.sources) > 0) for r in answered]) if answered else None
 
     # embeddings: semantic similarity (answer vs reference), answer relevancy (question vs answer)
-    sims, rels, faiths = [], [], []
-    for r in answered:
+    sims, rels, faiths, faiths_ctx = [], [], [], []
+    for r in answered if embedder is not None else ():
         text = strip_citations(r.answer)
         a_vec = np.asarray(embedder.embed([text], kind="passage"))[0]
         q_vec = np.asarray(embedder.embed([r.query], kind="query"))[0]
@@ -119,11 +176,15 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
             cl_vecs = np.asarray(embedder.embed(claims, kind="passage"))
             sup = check_support(claims, ctx_stems, cl_vecs, c_vecs)
             faiths.append(sum(s.supported for s in sup) / len(sup))
+            faiths_ctx.append(faiths[-1])
         else:
-            faiths.append(0.0)
+            faiths.append(0.0)  # no retrieved context (a facts-table answer): nothing to check it against
     m["semantic_similarity"] = _mean(sims)
     m["answer_relevancy"] = _mean(rels)
     m["faithfulness"] = _mean(faiths)
+    # the same, over the answers that have a retrieved context (facts-table answers left out)
+    m["faithfulness_with_context"] = _mean(faiths_ctx)
+    m["faithfulness_n"] = len(faiths_ctx)
 
     # PCA / CPR (seed 001) on items with expected_items: recall of the expected items in the answer, and the
     # share of listed items (course codes or known names) that satisfy the constraints
