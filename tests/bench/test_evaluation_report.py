@@ -1,0 +1,207 @@
+"""bench.evaluation's report: rendered from a small hand-made raw dict, every sentence agrees with the numbers.
+
+No model, no crawl: the raw measurements are written by hand and rendered with a stand-in embedder; the plots go to
+tmp_path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+import numpy as np
+import pytest
+
+from bench import evaluation as ev
+from generation.evaluation import ItemResult
+from retrieval.evaluation import metrics_for
+
+ABSTAIN = "Maaf, saya tidak menemukan jawabannya di situs program studi."
+
+
+class _BagOfWords:
+    dim = 32
+
+    def embed(self, texts, kind="passage"):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, sum(map(ord, w)) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+def _r(id_, *, answerable=True, answer="", abstained=False, golds=(), category="fakta", turns=1, latency=800.0,
+       context=()) -> dict:
+    return dataclasses.asdict(ItemResult(
+        id=id_, query=f"pertanyaan nomor {id_} tentang prodi?", answerable=answerable, answer=answer or ABSTAIN,
+        abstained=abstained, sources=[] if abstained else [{"url": "http://127.0.0.1:9/curriculum/", "title": "K"}],
+        stop_reason="ABSTAIN_LOW_RETRIEVAL" if abstained else "FALLBACK_EXTRACTIVE", latency_ms=latency,
+        golds=list(golds), category=category, turns=turns, context=list(context), relevant=["/curriculum"],
+        previous=["jawaban sebelumnya"] * (turns - 1)))
+
+
+def _retrieval(r1_ranked: list[str], norm_ranked: list[str] | None) -> dict:
+    def block(ranked):
+        m = metrics_for(ranked, {"a"})
+        return {"mode": "hybrid", "n": 1, "global": m, "per_category": {"1_kata": {"n": 1, **m}}, "seconds": 0.1}
+
+    modes = {"hybrid": {**block(r1_ranked), "ranked": {"Q1": r1_ranked}}, "dense": block(["b", "a"]), "bm25": block(["a"])}
+    if norm_ranked is not None:
+        modes[ev.NORM_OFF_ROW] = block(norm_ranked)
+    return {"n": 1, "modes": modes, "items": [{"id": "Q1", "category": "1_kata", "relevant": ["a"]}]}
+
+
+def _answers(results: list[dict]) -> dict:
+    return {"results": results, "seconds": 12.0, "questions": len(results)}
+
+
+def _raw() -> dict:
+    faithful = "Total SKS adalah 144 SKS."
+    dev_results = [
+        _r("A1", answer=f"{faithful} [1]", golds=["144 SKS"], context=[faithful]),  # correct
+        _r("A2", answer="Gedung Sains. [1]", golds=["Laboratorium Jaringan"], category="daftar"),  # wrong
+        _r("A3", answer="Ada yang lain: ETH0. [1]", golds=["ETH0"], category="lanjutan", turns=2),  # correct, 2 turns
+        _r("U1", answerable=False, abstained=True, category="tidak_terjawab"),  # refused
+        _r("U2", answerable=False, answer="UKT Rp 5 juta. [1]", category="tidak_terjawab"),  # answered
+    ]
+    gates_off = [
+        _r("A1", answer=f"{faithful} [1]", golds=["144 SKS"]),
+        _r("A2", answer="Gedung Sains. [1]", golds=["Laboratorium Jaringan"], category="daftar"),
+        _r("A3", answer="ETH0 [1]", golds=["ETH0"], category="lanjutan", turns=2),
+        _r("U1", answerable=False, answer="Wi-Fi kampus. [1]", category="tidak_terjawab"),
+        _r("U2", answerable=False, answer="UKT Rp 5 juta. [1]", category="tidak_terjawab"),
+    ]
+    idk_results = [  # every answerable question answered: no abstention on answerable items
+        _r("q1", answer="Pasuruan, Jawa Timur [1]", golds=["Pasuruan, Jawa Timur"], category="answerable"),
+        _r("q2", answer="Surabaya [1]", golds=["Batavia"], category="answerable"),
+        _r("q3", answerable=False, abstained=True, category="unanswerable"),
+        _r("q4", answerable=False, abstained=True, category="unanswerable"),
+    ]
+    for r in idk_results:
+        r["gold_match"] = "any"
+    return {
+        "version": ev.RAW_VERSION, "machine": "- Machine: test\n", "quick": False, "limit": 0, "measure_seconds": 60.0,
+        "indexes": {"sample site": {"documents": 3, "chunks": 4, "embedder": "fake", "crawl": {"fetched": 3}}},
+        "consistency": [{"query": "ketua prodi?", "results": [_r(f"C{i}", answer="Supriyono [1]", golds=["Supriyono"])
+                                                              for i in range(3)]}],
+        "sections": {
+            "dev": {"title": "Dev set (sample site)", "dataset": "answers.jsonl", "retrieval_dataset": "retrieval.jsonl",
+                    "gold_match": "all", "retrieval": _retrieval(["a", "b"], ["b", "a"]),
+                    "abstention_mode": "thresholds", "abstention_configured": "calibrated",
+                    "answers": _answers(dev_results), "ablation_ids": ["A1", "A2", "A3", "U1", "U2"],
+                    "ablations": {"gates off": _answers(gates_off),
+                                  "LLM off": {"skipped": "PipelineConfig has no field use_llm in this build"}}},
+            "informal": {"title": "Informal set", "gold_match": "all", "missing": "informal.jsonl does not exist"},
+            "idkmrc": {"title": "IDK-MRC check split (held out)", "dataset": "IDK-MRC check", "gold_match": "any",
+                       "retrieval_dataset": "check questions", "retrieval": _retrieval(["a"], ["a"]),
+                       "abstention_mode": "calibrated", "abstention_configured": "calibrated",
+                       "answers": _answers(idk_results), "ablation_ids": ["q1", "q3"], "ablations": {},
+                       "sample": {"answerable": 2, "unanswerable": 2, "seed": 1}},
+        },
+    }
+
+
+@pytest.fixture
+def report(tmp_path) -> dict[str, str]:
+    text = ev.render(_raw(), tmp_path / "evaluation.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    assert (tmp_path / "evaluation.md").read_text(encoding="utf-8") == text
+    parts = re.split(r"^## ", text, flags=re.M)
+    return {"all": text, **{p.split("\n", 1)[0]: p for p in parts[1:]}}
+
+
+def _section(report: dict[str, str], prefix: str) -> str:
+    return next(v for k, v in report.items() if k.startswith(prefix))
+
+
+def test_outcome_sentences_follow_the_counts(report):
+    dev = _section(report, "1. Dev set")
+    assert "answered 2 correctly, 1 wrongly and abstained on none." in dev
+    assert "Of 2 unanswerable questions it refused 1 and answered 1." in dev
+    idk = _section(report, "3. IDK-MRC")
+    assert "Of 2 answerable questions the bot answered 1 correctly, 1 wrongly and abstained on none." in idk
+    assert "Of 2 unanswerable questions it refused all." in idk
+    for text in (dev, idk):  # zero abstentions on answerable items: nothing claims some
+        assert not re.search(r"abstained on [1-9]", text)
+        assert "Answerable but abstained" not in text
+
+
+def test_an_abstention_is_reported_when_there_is_one(tmp_path):
+    raw = _raw()
+    raw["sections"]["idkmrc"]["answers"]["results"][1] = _r("q2", abstained=True, golds=["Batavia"], category="answerable")
+    text = ev.render(raw, tmp_path / "e.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    idk = text.split("## 3. IDK-MRC", 1)[1]
+    assert "answered 1 correctly, 0 wrongly and abstained on 1." in idk
+    assert "**Answerable but abstained** (1)" in idk
+    assert "abstained on none" not in idk
+
+
+def test_ablation_sentences_restate_the_table(report):
+    dev = _section(report, "1. Dev set")
+    assert ("**gates off** against the full pipeline: correct 2 (unchanged), wrong 1 (unchanged), abstained on "
+            "answerable 0 (unchanged), refused unanswerable 1 → 0 (-1).") in dev
+    row = next(line for line in dev.splitlines() if line.startswith("| gates off |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:6] == ["2", "1", "0", "0", "2"]  # correct, wrong, abstained, refused, answered
+    assert "| LLM off | not run: PipelineConfig has no field use_llm in this build |" in dev
+
+
+def test_by_construction_metrics_are_not_compared_with_the_thesis(report):
+    text = report["all"]
+    for line in text.splitlines():
+        if re.search(r"faithfulness|degenerate|template", line, re.I):
+            assert "thesis" not in line.lower(), line
+    assert not re.search(r"\bgains?\b", text, re.I)
+    dev = _section(report, "1. Dev set")
+    assert "| Degenerate replies | 0 / 4 |" in dev
+    assert "The guarantee did not hold" not in dev  # faithfulness 1.0, nothing degenerate, no leak
+
+
+def test_a_broken_guarantee_is_reported(tmp_path):
+    raw = _raw()
+    raw["sections"]["dev"]["answers"]["results"][0]["context"] = ["Kalender akademik semester ganjil dimulai Agustus."]
+    text = ev.render(raw, tmp_path / "e.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    assert "The guarantee did not hold on this run: faithfulness is 0.000, below 1.0" in text
+
+
+def test_normalisation_sentence_and_missing_section(report):
+    dev = _section(report, "1. Dev set")
+    assert "Turning query normalisation off changed R@1 by -1.000 and MRR@10 by -0.500." in dev
+    idk = _section(report, "3. IDK-MRC")
+    assert "Turning query normalisation off left R@1 and MRR@10 unchanged" in idk
+    assert "Not measured: informal.jsonl does not exist." in _section(report, "2. Informal")
+
+
+def test_multi_turn_items_are_reported_separately(report):
+    dev = _section(report, "1. Dev set")
+    assert "| multi-turn | 1 | 1 | 1 / 1 (100%) | 0 | 0 / 0 |" in dev
+    assert "| single-turn | 4 | 2 | 1 / 2 (50%) | 0 | 1 / 2 |" in dev
+
+
+def test_fitted_on_table_and_in_sample_lines(report):
+    text = report["all"]
+    assert "| Colloquial lexicon (query normalisation) | external, not our data — " in text
+    assert _section(report, "1. Dev set").count("In-sample: Retrieval fusion constants, Abstention calibrator") == 1
+    assert "None of the constants listed" in _section(report, "3. IDK-MRC")
+
+
+def test_summary_and_render_from_json(report, tmp_path):
+    assert "| Dev set (sample site) | 2 / 1 / 0 (n=3) | 1 / 1 (n=2) | 100.0% / 50.0% |" in report["all"]
+    raw = json.loads(json.dumps(_raw()))  # what --raw writes and --render-from reads
+    again = ev.render(raw, tmp_path / "again.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    assert again.split("- Measurement")[1] == report["all"].split("- Measurement")[1]
+
+
+def test_kept_sections_survive(tmp_path):
+    out = tmp_path / "evaluation.md"
+    out.write_text("old\n<!-- answers-summary:start -->\nkept text\n<!-- answers-summary:end -->\n", encoding="utf-8")
+    text = ev.render(_raw(), out, embedder=_BagOfWords(), img=tmp_path / "img")
+    assert "<!-- answers-summary:start -->\nkept text\n<!-- answers-summary:end -->" in text
+    assert text.startswith("# Evaluation")
+
+
+def test_the_gate_in_force_is_named(report):
+    assert "Abstention gate in force: `thresholds` (the configured gate is `calibrated`, but no abstention model" in (
+        _section(report, "1. Dev set"))
+    assert "Abstention gate in force: `calibrated`." in _section(report, "3. IDK-MRC")
