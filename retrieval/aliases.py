@@ -6,8 +6,9 @@ Two kinds:
   (TI)", "Ilmu Komunikasi (Ilkom)", "Kartu Rencana Studi (KRS)". The abbreviation must be derivable from the long
   form (:func:`derives`): every content word of the long form gives the abbreviation at least its first letter,
   possibly more of its letters in order (syllable prefixes such as "Il·kom"), and nothing else is left over. This is
-  Schwartz & Hearst's (2003) right-to-left match made stricter, so "Kerja Praktik (PKL)" or "Gedung (B.3.04)" are
-  not aliases. The shortest matching run of words before the parenthesis is the long form.
+  Schwartz & Hearst's (2003) match made stricter, so "Kerja Praktik (PKL)" or "Gedung (B.3.04)" are not aliases.
+  The long form is the longest run of words before the parenthesis that fits (every word must contribute, so it
+  is at most as many words as the abbreviation has letters).
 - **Lecturer names**: a run of capitalised words with academic titles around it ("Dr. Muhammad Ainul Yaqin,
   M.Kom.", "Prof. Dr. Suhartono, S.Si., M.Kom."). Its variants are the bare name, every run of two or more of its
   words ("Ainul Yaqin") and each single word ("Yaqin"); a variant two people share is dropped. A variant whose
@@ -136,13 +137,13 @@ def find_abbreviations(text: str) -> list[tuple[str, str]]:
             continue
         before = _words(m.group(1))
         n_letters = len(_letters(short))
-        for size in range(1, min(len(before), n_letters + 3) + 1):  # the shortest run of words that fits
+        best = None
+        for size in range(1, min(len(before), n_letters + 3) + 1):
             candidate = before[-size:]
-            if candidate[0].lower() in _CONNECTORS:
-                continue
-            if derives(short, candidate):
-                out.append((short, " ".join(candidate)))
-                break
+            if candidate[0].lower() not in _CONNECTORS and derives(short, candidate):
+                best = candidate  # the longest run that fits: "KKNI" is Kerangka Kualifikasi Nasional Indonesia
+        if best is not None:
+            out.append((short, " ".join(best)))
     for m in _SHORT_BEFORE.finditer(text):
         short, inner = m.group(1), _words(m.group(2))
         if len(inner) >= 2 and _plausible_short(short) and derives(short, inner) and len(inner) <= len(_letters(short)) + 3:

@@ -16,7 +16,8 @@ built from four sources:
    index's vocabulary (the site uses it → it means what the site means), (b) every word of its formal form *is*
    in the vocabulary or is a function word (otherwise the replacement cannot help retrieval and may change the
    meaning), (c) the query token is not all capitals (an acronym: "SI", "TI", "PAI") and (d) the slang word is
-   alphabetic (digits mark codes, and "anak2"-style reduplication is left alone). Chains are resolved first
+   alphabetic and at least two letters long (digits mark codes, "anak2"-style reduplication is left alone, and
+   "x" → "kali" is as often a multiplication sign). Chains are resolved first
    ("dh" → "dah" → "deh"), and the lexicon's own informal targets are mapped once more by
    :data:`_INFORMAL_TARGETS` ("gak" → "enggak" → "tidak"). :meth:`QueryNormalizer.stats` counts the entries kept.
 4. **Vocabulary-driven repairs** of a word the index does not know (each only when the result is known):
@@ -210,7 +211,7 @@ class QueryNormalizer:
         self.lexicon: dict[str, str] = {}
         self._lexicon_seen = 0
         for slang in dict.fromkeys([*lexicon, *_INFORMAL_TARGETS]):
-            if not slang.isalpha():
+            if not slang.isalpha() or len(slang) < 2:
                 continue
             self._lexicon_seen += slang in lexicon
             if self.known(slang):

@@ -24,6 +24,8 @@ from storage.models import Chunk, Document
         ("Fakultas Sains dan Teknologi (Saintek) menaungi prodi.", ("Saintek", "Sains dan Teknologi")),
         ("Tim Data Science Enthusiast (DSE) juara.", ("DSE", "Data Science Enthusiast")),
         ("Lomba Capture The Flag (CTF) nasional.", ("CTF", "Capture The Flag")),
+        ("Mengacu pada Kerangka Kualifikasi Nasional Indonesia (KKNI).",
+         ("KKNI", "Kerangka Kualifikasi Nasional Indonesia")),
     ],
 )
 def test_abbreviations_found(text, pair):
