@@ -348,12 +348,13 @@ class AnswerPipeline:
         follow = rewrite_followup(turn.clean, turn.history)
         normalizer = getattr(turn.index, "normalize_query", None)
         if not callable(normalizer) or not getattr(getattr(turn.index, "config", None), "query_normalization", True):
-            normalizer = str.strip
+            normalizer = _as_typed
+        resolved = follow.query if follow.rewritten else turn.clean
         turn.normalized = normalizer(turn.clean)  # the question alone, in the site's words
         turn.followup = follow.rewritten
-        turn.query = normalizer(follow.query) if follow.rewritten else turn.normalized
-        # a follow-up is checked against its resolved form; a question on its own against its own words
-        turn.anchor_text = turn.query
+        turn.query = normalizer(resolved)  # … with the long forms of abbreviations added, for retrieval
+        # the anchors the evidence must contain: formal words only, so an added long form is not "missing"
+        turn.anchor_text = normalizer(resolved, expand=False)
         turn.trace.add("rewrite", followup=follow.rewritten, query=turn.query, normalized=turn.normalized)
         return "followup" if follow.rewritten else ("normalized" if turn.normalized != turn.clean else "as_typed")
 
@@ -585,7 +586,7 @@ class AnswerPipeline:
         cfg = self.config
         chosen, span = turn.chosen, turn.span
         lead = span if span and chosen and normalize(span) in normalize(chosen[0].text) else None
-        label_from = "" if turn.followup else turn.normalized
+        label_from = "" if turn.followup else turn.anchor_text  # the question in formal words, nothing added
         text, sources = compose_answer(lead, chosen, as_list=turn.list_q, question=label_from)
         if len(text) > cfg.max_answer_chars:
             text, sources = compose_answer(span, chosen[:1], question=label_from)
@@ -836,6 +837,11 @@ class AnswerPipeline:
         if not new:
             return None
         return hits + new[: self.config.context_max_docs]
+
+
+def _as_typed(text: str, *, expand: bool = True) -> str:
+    """The normaliser's stand-in when normalisation is off (or the index has none)."""
+    return text.strip()
 
 
 def _is_heading(text: str, section: str, title: str) -> bool:

@@ -142,8 +142,11 @@ def _names(reply: str, exclude: set[str] | frozenset[str] = frozenset()) -> list
 def expand_query(query: str) -> str:
     """The refinement candidate: shorthand expanded, polite fillers removed; same language, same entities."""
     out = []
+    low = f" {' '.join(words(query))} "
     for raw in re.findall(r"\S+", query):
         core = raw.strip("?!.,;:()\"'").lower()
+        if core in ABBREVIATIONS and f" {ABBREVIATIONS[core]} " in low:
+            continue  # the normaliser already put the long form next to it
         if core in ABBREVIATIONS:
             out.append(ABBREVIATIONS[core])
         elif core in {"tolong", "mohon", "dong", "kak", "min", "gan", "sih", "ya", "deh", "nih", "kah"}:

@@ -238,3 +238,13 @@ async def test_trace_lists_the_stages_with_durations_and_decisions(make_pipeline
     assert [s["name"] for s in stages] == ["rewrite", "facts", "retrieve", "evidence", "generate", "compose", "gate",
                                            "finalize"]
     assert all(s["ms"] >= 0 and s["decision"] for s in stages)
+
+
+async def test_added_long_forms_are_searched_but_never_counted_as_missing_anchors(make_pipeline):
+    """The normaliser adds "indeks prestasi kumulatif" next to "IPK" for retrieval; the gate's anchors are the
+    question's own (formal) words, so a page that only says "IPK" still covers the question."""
+    answer = await make_pipeline(FakeGenerator(default="3,50")).answer("brp ipk minimal buat daftar beasiswa?")
+    rewrite = next(s for s in answer.trace.steps if s["step"] == "rewrite")
+    gate = next(s for s in answer.trace.steps if s["step"] == "gate" and "anchors" in s)
+    assert "indeks prestasi kumulatif" in rewrite["query"] and "berapa" in rewrite["query"]
+    assert "indeks" not in gate["anchors"] and "ipk" in gate["anchors"]
