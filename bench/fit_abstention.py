@@ -106,7 +106,7 @@ def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float) -> tuple[An
     report: dict[str, Any] = {"overall": figures(replies, model).as_json()}
     for s in sources:
         part = [rep for rep, row in zip(replies, rows, strict=True) if row["source"] == s]
-        report[s] = {"n": len(part), "gate_off": figures(part, None, 0.0).as_json(), "fitted": figures(part, model).as_json()}
+        report[s] = {"n": len(part), "gate_off": figures(part, None, 0.5).as_json(), "fitted": figures(part, model).as_json()}
     return model, report
 
 
