@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["minmax", "mmr_select", "rrf", "weighted_sum"]
+__all__ = ["NORMALIZATIONS", "minmax", "mmr_select", "normalize", "rrf", "weighted_sum", "zscore"]
+
+NORMALIZATIONS = ("minmax", "zscore")
 
 
 def minmax(values: np.ndarray) -> np.ndarray:
@@ -21,9 +23,32 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - lo) / (hi - lo)
 
 
-def weighted_sum(dense: np.ndarray, lexical: np.ndarray, dense_weight: float) -> np.ndarray:
-    """``w · minmax(dense) + (1 − w) · minmax(bm25)`` over one candidate pool."""
-    return dense_weight * minmax(dense) + (1.0 - dense_weight) * minmax(lexical)
+def zscore(values: np.ndarray) -> np.ndarray:
+    """``(x − mean) / std`` over the candidate pool (the ranking of DBSF's mean ± 3σ scaling, without clipping);
+    a constant vector becomes all zeros."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values
+    std = float(values.std())
+    if std <= 1e-12:
+        return np.zeros_like(values)
+    return (values - float(values.mean())) / std
+
+
+_NORMALIZERS = {"minmax": minmax, "zscore": zscore}
+
+
+def normalize(values: np.ndarray, method: str = "minmax") -> np.ndarray:
+    """One score signal normalised over the candidate pool: ``minmax`` or ``zscore``."""
+    try:
+        return _NORMALIZERS[method](values)
+    except KeyError:
+        raise ValueError(f"unknown normalisation {method!r}; valid choices: {', '.join(NORMALIZATIONS)}") from None
+
+
+def weighted_sum(dense: np.ndarray, lexical: np.ndarray, dense_weight: float, norm: str = "minmax") -> np.ndarray:
+    """``w · norm(dense) + (1 − w) · norm(bm25)`` over one candidate pool."""
+    return dense_weight * normalize(dense, norm) + (1.0 - dense_weight) * normalize(lexical, norm)
 
 
 def rrf(rank_lists: Sequence[np.ndarray], size: int, k: int = 60) -> np.ndarray:

@@ -95,6 +95,21 @@ class SearchIndex:
     def __len__(self) -> int:
         return len(self.chunks)
 
+    def with_config(self, config: RetrievalConfig, *, embedder: Embedder | None = None) -> SearchIndex:
+        """This index searched with another config (fusion constants, MMR, caps, …) and optionally another
+        embedder. Shares every loaded structure (vectors, HNSW graph, BM25, facts, aliases); used to compare
+        configurations without reloading (``retrieval.tuning``). BM25 was built with one analyzer, so
+        ``bm25_stemming`` cannot change here."""
+        if config.bm25_stemming != self.config.bm25_stemming:
+            raise ValueError("BM25_STEMMING changes the BM25 index itself; rebuild the index to compare it")
+        twin = SearchIndex(
+            chunks=self.chunks, vectors=self.vectors, hnsw=self.hnsw, labels=self.labels, bm25=self.bm25,
+            facts=self.facts, embedder=embedder or self.embedder, config=config, info=self.info,
+            reranker=self.reranker, aliases=self.aliases,
+        )
+        twin._hnsw_lock = self._hnsw_lock  # one graph, one ef setting
+        return twin
+
     # --- public API --------------------------------------------------------------------------------------------
     def search(self, query: str, k: int = 5, mode: str = "hybrid") -> SearchResult:
         """The ``k`` best chunks for ``query`` (modes hybrid|dense|bm25) with the retrieval confidence."""
@@ -138,7 +153,9 @@ class SearchIndex:
         if k <= 0 or not self.chunks:
             return SearchResult(hits=(), confidence=0.0, mode=mode, timings_ms=timings)
         qvec = np.asarray(qvec, dtype=np.float32)
-        pool_size = max(self.config.candidate_pool, 4 * k)
+        # the pool does not grow with k (it did as 4·k): `eval retrieval` asks for 30 hits, the bot for a few, and
+        # both must rank over the same RETRIEVAL_CANDIDATE_POOL, or the evaluation measures another configuration
+        pool_size = max(self.config.candidate_pool, k)
         dense_rows, dense_dist = self._dense(qvec, pool_size)
         t1 = time.perf_counter()
         terms = self.analyzer(query)
@@ -162,7 +179,7 @@ class SearchIndex:
             if self.config.fusion == "rrf":
                 relevance = rrf([pool.dense_rank, pool.bm25_rank], pool.rows.size, self.config.rrf_k)
             else:
-                relevance = weighted_sum(pool.cosine, pool.bm25, self.config.dense_weight)
+                relevance = weighted_sum(pool.cosine, pool.bm25, self.config.dense_weight, self.config.fusion_norm)
         facts = FactsResult()
         if mode == "hybrid":
             relevance = minmax(relevance) if relevance.size else relevance
