@@ -6,7 +6,8 @@ Layout under the index root (``DATA_DIR/index``)::
     cache/embeddings.sqlite3  passage vectors keyed by (embedder, text hash)
     versions/<name>/        params.json, chunks.jsonl, vectors.npy, labels.npy, hnsw.bin, bm25.*, facts.sqlite3,
                             aliases.json (the site's abbreviations and lecturer names; optional: older versions
-                            without it load with an empty alias table)
+                            without it load with an empty alias table), fusion.json (fusion constants fitted
+                            for this corpus by `python -m bot calibrate`; optional, carried to the next build)
     versions/.tmp-<name>/   a build in progress (removed if a build dies half-way)
     .build.lock             one build at a time (fcntl lock)
 """
@@ -38,6 +39,7 @@ from retrieval.config import RetrievalConfig
 from retrieval.embedders import CachedEmbedder
 from retrieval.facts import FactsTable, build_facts
 from retrieval.search import Reranker, SearchIndex, passage_text
+from retrieval.tuning import FUSION_FILE, FusionFit, apply_fusion, load_fusion, save_fusion
 from retrieval.types import Embedder
 from storage.models import Chunk, Document
 
@@ -114,6 +116,7 @@ class IndexManager:
         self._index: SearchIndex | None = None
         self._pointer_state: tuple[int, int] | None = None
         self._loaded_version: str | None = None
+        self._loaded_fusion: int = 0  # mtime of the loaded version's fusion.json (0: none)
 
     # --- paths -------------------------------------------------------------------------------------------------
     @property
@@ -155,7 +158,7 @@ class IndexManager:
             if name is None:
                 self._pointer_state = state
                 return False
-            if name == self._loaded_version and self._index is not None:
+            if name == self._loaded_version and self._index is not None and self._fusion_stamp(name) == self._loaded_fusion:
                 self._pointer_state = state
                 return False
             try:
@@ -167,6 +170,7 @@ class IndexManager:
                     return False
                 raise
             self._index, self._loaded_version, self._pointer_state = index, name, state
+            self._loaded_fusion = self._fusion_stamp(name)
             logger.info("loaded index version %s (%d chunks)", name, len(index))
             return True
 
@@ -223,10 +227,36 @@ class IndexManager:
             "facts": params["counts"].get("facts", {}),
             "aliases": aliases.counts(),
         }
+        config = self.config
+        try:  # fusion constants fitted for this corpus override the configured defaults
+            fitted = load_fusion(path)
+            if fitted:
+                config = apply_fusion(config, fitted)
+                info["fusion"] = fitted
+        except ValueError as error:  # a bad fit must not take the index down
+            logger.warning("ignoring %s: %s", FUSION_FILE, error)
         return SearchIndex(
             chunks=chunks, vectors=vectors, hnsw=hnsw, labels=labels, bm25=bm25, facts=facts,
-            embedder=self.embedder, config=self.config, info=info, reranker=self.reranker, aliases=aliases,
+            embedder=self.embedder, config=config, info=info, reranker=self.reranker, aliases=aliases,
         )
+
+    def _fusion_stamp(self, name: str) -> int:
+        try:
+            return (self.versions_dir / name / FUSION_FILE).stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    def save_fusion(self, fit: FusionFit | dict) -> Path:
+        """Store fitted fusion constants (``retrieval.tuning``) with the current version and serve them: this
+        process reloads at once, other processes at their next pointer check (the pointer is rewritten)."""
+        name = self.current_version()
+        if name is None:
+            raise IndexUnavailable(f"there is no index under {self.root} to calibrate yet; {REBUILD_HINT}.")
+        with self._lock:
+            path = save_fusion(self.versions_dir / name, fit)
+            self._switch(name)
+        self.reload_if_changed()
+        return path
 
     # --- building ----------------------------------------------------------------------------------------------
     def build(self, chunks: Sequence[Chunk], documents: Sequence[Document], *, full: bool = False) -> BuildReport:
@@ -303,6 +333,8 @@ class IndexManager:
             facts = build_facts(documents, tmp / "facts.sqlite3")
             aliases = mine_aliases(texts)
             aliases.save(tmp / ALIASES_FILE)
+            if compatible and prev_dir is not None and (prev_dir / FUSION_FILE).exists():
+                shutil.copy2(prev_dir / FUSION_FILE, tmp / FUSION_FILE)  # fitted for this site and embedder: keep it
             corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:16]
             params = {
                 "format": FORMAT_VERSION,
