@@ -82,8 +82,12 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = Field(200, ge=10)
     hnsw_ef_search: int = Field(64, ge=1)
     fusion: Literal["weighted", "rrf"] = "weighted"
-    fusion_dense_weight: float = Field(0.5, ge=0, le=1)
-    mmr_lambda: float = Field(0.45, ge=0, le=1)
+    # FUSION_NORM, FUSION_DENSE_WEIGHT, MMR_LAMBDA: fitted on the IDK-MRC tune split (4,046 answerable questions)
+    # + the sample-site dev sets (69 questions); see docs/retrieval.md. An index can override the fusion constants
+    # with its own fit (`python -m bot calibrate` → retrieval/tuning.py → fusion.json in the index version).
+    fusion_norm: Literal["minmax", "zscore"] = "zscore"
+    fusion_dense_weight: float = Field(0.65, ge=0, le=1)
+    mmr_lambda: float = Field(0.2, ge=0, le=1)
     max_chunks_per_page: int = Field(2, ge=1)
     anchor_boost: float = Field(0.07, ge=0)
     bm25_stemming: bool = False

@@ -98,6 +98,7 @@ def build_retrieval_config(settings: Settings):  # -> retrieval.RetrievalConfig
         hnsw_ef_construction=settings.hnsw_ef_construction,
         hnsw_ef_search=settings.hnsw_ef_search,
         fusion=settings.fusion,
+        fusion_norm=settings.fusion_norm,
         dense_weight=settings.fusion_dense_weight,
         mmr_lambda=settings.mmr_lambda,
         max_chunks_per_page=settings.max_chunks_per_page,
