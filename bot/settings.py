@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     fusion: Literal["weighted", "rrf"] = "weighted"
     # FUSION_NORM, FUSION_DENSE_WEIGHT, MMR_LAMBDA: fitted on the IDK-MRC tune split (4,046 answerable questions)
     # + the sample-site dev sets (69 questions); see docs/retrieval.md. An index can override the fusion constants
-    # with its own fit (`python -m bot calibrate` → retrieval/tuning.py → fusion.json in the index version).
+    # with its own fit (retrieval/tuning.py, for `python -m bot calibrate`; fusion.json in the index version).
     fusion_norm: Literal["minmax", "zscore"] = "zscore"
     fusion_dense_weight: float = Field(0.65, ge=0, le=1)
     mmr_lambda: float = Field(0.2, ge=0, le=1)
