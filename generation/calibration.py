@@ -149,9 +149,11 @@ class Calibrator:
         z = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
         return np.hstack([z, np.ones((z.shape[0], 1))])
 
-    def matrix(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
-        """Feature dictionaries → a matrix in this model's feature order (a missing feature counts as 0)."""
-        return np.asarray([[float(r.get(f, 0.0) or 0.0) for f in self.features] for r in rows], dtype=np.float64)
+    def matrix(self, rows: Sequence[Mapping[str, float | None]]) -> np.ndarray:
+        """Feature dictionaries → a matrix in this model's feature order. A feature that is absent or None (the
+        model's signals when the LLM failed or is off) takes the training mean: it then adds nothing either way."""
+        return np.asarray([[m if r.get(f) is None else float(r[f])  # type: ignore[arg-type]
+                            for f, m in zip(self.features, self.mean, strict=True)] for r in rows], dtype=np.float64)
 
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
         if not rows:
@@ -182,14 +184,18 @@ class Calibrator:
         reply never does). ``prior`` keeps the prior model's standardisation and shrinks towards its weights."""
         if prior is not None:
             features = prior.features
-        x = np.asarray([[float(r.get(f, 0.0) or 0.0) for f in features] for r in rows], dtype=np.float64)
+        x = np.asarray([[np.nan if r.get(f) is None else float(r[f]) for f in features] for r in rows],  # type: ignore[arg-type]
+                       dtype=np.float64)
         y = np.asarray([bool(a) and bool(c) for a, c in zip(answerable, correct, strict=True)], dtype=np.float64)
         if prior is not None:
             mean, scale = np.asarray(prior.mean), np.asarray(prior.scale)
         else:
-            mean = x.mean(axis=0)
+            seen = ~np.isnan(x)
+            mean = np.where(seen.any(axis=0), np.nansum(x, axis=0) / np.maximum(seen.sum(axis=0), 1), 0.0)
+            x = np.where(seen, x, mean)
             scale = x.std(axis=0)
             scale[scale < 1e-6] = 1.0
+        x = np.where(np.isnan(x), mean, x)  # a signal that was not measured takes the mean: it adds nothing
         z = np.hstack([(x - mean) / scale, np.ones((x.shape[0], 1))])
         w = fit_logistic(z, y, l2=l2, prior=None if prior is None else np.asarray(prior.weights))
         p = _sigmoid(z @ w)

@@ -527,8 +527,8 @@ class AnswerPipeline:
                        coverage_sentence=round(turn.cov_sentence, 3))
         return "list" if turn.list_q else ("span" if turn.span else "extractive")
 
-    def features(self, turn: _Turn) -> dict[str, float]:
-        """The calibrated gate's signals (generation.calibration.FEATURES), each in 0..1."""
+    def features(self, turn: _Turn) -> dict[str, float | None]:
+        """The calibrated gate's signals (generation.calibration.FEATURES), each in 0..1; None when not measured."""
         top_hit = turn.hits[0] if turn.hits else None
         top_doc = top_hit.doc_id if top_hit is not None else None
         other = [float(h.score) for h in turn.hits if h.doc_id != top_doc]
@@ -545,11 +545,13 @@ class AnswerPipeline:
             "anchor_coverage": float(turn.cov_chunk),
             "sentence_coverage": float(turn.cov_sentence),
             "max_missing_anchor": float(turn.max_missing),
-            "span_accepted": float(turn.span is not None),
-            "span_in_cited": float(bool(turn.span and cited is not None and normalize(turn.span) in normalize(cited.text))),
+            # the model's own signals are missing, not low, when it failed or is off (the gate then ignores them)
+            "span_accepted": float(turn.span is not None) if turn.gen is not None else None,
+            "span_in_cited": (float(bool(turn.span and cited is not None and normalize(turn.span) in normalize(cited.text)))
+                              if turn.gen is not None else None),
             "type_match": float(turn.type_ok),
             "numbers_present": float(turn.numbers_ok),
-            "llm_confidence": float(turn.conf_dragin) if turn.gen is not None else 0.0,
+            "llm_confidence": float(turn.conf_dragin) if turn.gen is not None else None,
             "page_margin": max(0.0, top_score - max(other)) if other else top_score,
             "evidence_score": float(cited_score),
         }
@@ -558,17 +560,20 @@ class AnswerPipeline:
         """Answer or abstain: the calibrated model (default), the hand thresholds, or nothing (an ablation)."""
         cfg = self.config
         feats = self.features(turn)
-        turn.trace.add("features", **{k: round(v, 4) for k, v in feats.items()})
+        turn.trace.add("features", **{k: None if v is None else round(v, 4) for k, v in feats.items()})
         if self.abstention_mode == "off":
             return "off"
-        if self.abstention_mode == "calibrated" and self.calibrator is not None:
+        # the model was fitted on replies where the LLM ran; without its signals (LLM failed or off) it is outside
+        # what it was fitted on, and the hand thresholds decide, as when there is no model at all
+        if self.abstention_mode == "calibrated" and self.calibrator is not None and turn.gen is not None:
             p = self.calibrator.probability(feats)
             turn.p_correct = p
             answer = p >= self.calibrator.threshold
             turn.trace.add("calibrated_gate", p=round(p, 4), threshold=round(self.calibrator.threshold, 4),
                            decision="answer" if answer else "abstain")
             if not answer:
-                reason = StopReason.ABSTAIN_LOW_RETRIEVAL if feats["anchor_coverage"] < 0.5 else StopReason.ABSTAIN_UNSUPPORTED
+                # the stop reason only names the likelier cause (evidence missing the question's words, or not)
+                reason = StopReason.ABSTAIN_LOW_RETRIEVAL if (feats["anchor_coverage"] or 0.0) < 0.5 else StopReason.ABSTAIN_UNSUPPORTED
                 return self._abstain(turn, reason)
             return f"answer p={p:.2f}"
         if turn.cov_chunk < cfg.anchor_coverage_min or turn.cov_sentence < cfg.sentence_coverage_min:

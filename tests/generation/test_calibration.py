@@ -129,3 +129,14 @@ def test_the_bundled_model_is_valid_and_says_what_it_was_fitted_on() -> None:
     assert set(model.features) <= set(FEATURES)
     assert 0.0 < model.threshold < 1.0
     assert "idkmrc-tune" in model.meta["fitted_on"]
+
+
+def test_a_signal_that_was_not_measured_adds_nothing_either_way() -> None:
+    """When the LLM fails, its signals are missing, not "maximally uncertain": they take the training mean."""
+    rows, answerable, correct = _rows(200)
+    model = Calibrator.fit(rows, answerable, correct)
+    row = dict(rows[0])
+    at_mean = {**row, "llm_confidence": model.mean[model.features.index("llm_confidence")]}
+    assert model.probability({**row, "llm_confidence": None}) == pytest.approx(model.probability(at_mean))
+    gaps = [dict(r, llm_confidence=None) if i % 3 == 0 else r for i, r in enumerate(rows)]
+    assert np.isfinite(Calibrator.fit(gaps, answerable, correct).weights).all()
