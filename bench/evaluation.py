@@ -69,6 +69,8 @@ FITTED_ON: list[dict[str, Any]] = [
 ]
 SECTION_DATA = {"dev": "dev", "informal": "informal", "idkmrc": "idkmrc-check"}
 SECTIONS = ("dev", "informal", "idkmrc")
+TITLES = {"dev": "Dev set (sample site)", "informal": "Informal set (sample site, as students type)",
+          "idkmrc": "IDK-MRC check split (held out)"}
 
 # --- ablations: one switch each, through dataclasses.replace on the pipeline's or the index's config -------------
 ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
@@ -369,11 +371,11 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     sections: dict[str, dict[str, Any]] = {}
     if "dev" in wanted:
         items = _load_items(ANSWERS_SET)[:limit]
-        sections["dev"] = {"title": "Dev set (sample site)", "dataset": "tests/data/eval/answers.jsonl",
+        sections["dev"] = {"title": TITLES["dev"], "dataset": "tests/data/eval/answers.jsonl",
                            "retrieval_dataset": "tests/data/eval/retrieval.jsonl", "gold_match": "all",
                            "items": items, "ablation_items": _per_category_head(items, 2) if args.quick else items}
     if "informal" in wanted:
-        sec = {"title": "Informal set (sample site, as students type)", "dataset": "tests/data/eval/informal.jsonl",
+        sec = {"title": TITLES["informal"], "dataset": "tests/data/eval/informal.jsonl",
                "retrieval_dataset": "answerable single-turn items of tests/data/eval/informal.jsonl",
                "gold_match": "all"}
         if INFORMAL_SET.is_file():
@@ -383,7 +385,7 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             sec["missing"] = f"{INFORMAL_SET.relative_to(ROOT)} does not exist in this checkout"
         sections["informal"] = sec
     if "idkmrc" in wanted:
-        sec = {"title": "IDK-MRC check split (held out)", "gold_match": "any"}
+        sec = {"title": TITLES["idkmrc"], "gold_match": "any"}
         try:
             from bench import idkmrc
 
@@ -1078,6 +1080,10 @@ def render(raw: dict[str, Any], out: Path, *, embedder: Any = None, img: Path | 
            "is scored correct / wrong / abstained (answerable) or refused / answered (unanswerable); \"correct\" "
            "means the reply contains the gold span(s). Multi-turn items are played turn by turn with the bot's own "
            "replies as history.", ""]
+    missing = [TITLES.get(k, k) for k in SECTIONS if k not in raw["sections"]]
+    if missing:
+        doc += [f"**Not measured in this run:** {'; '.join(missing)} (`--sections`). Those sections are absent below; "
+                "a full `make eval` measures all three.", ""]
     if raw.get("quick") or raw.get("limit"):
         flags = " ".join(f for f, on in (("--quick", raw.get("quick")), (f"--limit {raw.get('limit')}", raw.get("limit"))) if on)
         doc += [f"**Smoke run** (`{flags}`): small samples, not numbers of record.", ""]
