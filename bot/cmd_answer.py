@@ -55,6 +55,20 @@ class _NoIndex(Exception):
     pass
 
 
+def _run_with_pipeline(settings: Settings, work: Any) -> Any:
+    """``await work(pipeline, manager)`` on this command's pipeline; None (the reason on stderr) without an index."""
+
+    async def run() -> Any:
+        try:
+            async with _pipeline(settings) as (pipeline, manager):
+                return await work(pipeline, manager)
+        except _NoIndex:
+            print(NO_INDEX_MESSAGE, file=sys.stderr)
+            return None
+
+    return asyncio.run(run())
+
+
 def _print_answer(answer: Any) -> None:
     print(answer.answer)
     if answer.sources:
@@ -248,15 +262,8 @@ def cmd_eval_answers(args: argparse.Namespace, settings: Settings) -> int:
     """`eval answers --dataset FILE [--dump FILE] [--markdown FILE]`."""
     items = _load_dataset(args.dataset)
 
-    async def run():  # type: ignore[no-untyped-def]
-        try:
-            async with _pipeline(settings) as (pipeline, manager):
-                return await evaluate_answers(pipeline, manager, items, progress=not args.json)
-        except _NoIndex:
-            print(NO_INDEX_MESSAGE, file=sys.stderr)
-            return None
-
-    outcome = asyncio.run(run())
+    outcome = _run_with_pipeline(
+        settings, lambda pipeline, manager: evaluate_answers(pipeline, manager, items, progress=not args.json))
     if outcome is None:
         return 1
     metrics, results = outcome
@@ -341,15 +348,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     prior = wiring.build_calibrator(settings)
 
-    async def run():  # type: ignore[no-untyped-def]
-        try:
-            async with _pipeline(settings) as (pipeline, _):
-                return await label_replies(pipeline, items)
-        except _NoIndex:
-            print(NO_INDEX_MESSAGE, file=sys.stderr)
-            return None
-
-    replies = asyncio.run(run())
+    replies = _run_with_pipeline(settings, lambda pipeline, _: label_replies(pipeline, items))
     if replies is None:
         return 1
     try:
