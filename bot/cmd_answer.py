@@ -331,6 +331,25 @@ def _calibration_report(before: Any, after: Any, how: str, n: int, path: Path | 
     return "\n".join(lines)
 
 
+def _fit_fusion(manager: Any, items: Sequence[dict[str, Any]], dry_run: bool) -> dict[str, Any]:
+    """Fit the index's fusion constants (retrieval.tuning) on the items that name their relevant pages and store
+    them with the index (fusion.json) when they beat the current ones; what happened, for the report."""
+    from retrieval.tuning import MIN_ITEMS, fit_fusion_report
+
+    labelled = [it for it in items if it.get("relevant_urls") or it.get("relevant_doc_ids")]
+    if len(labelled) < MIN_ITEMS:
+        return {"changed": False, "message": f"not fitted: {len(labelled)} questions name their relevant pages "
+                                              f"(relevant_urls / relevant_doc_ids); at least {MIN_ITEMS} are needed"}
+    fit = fit_fusion_report(manager.current(), labelled)
+    out = {"changed": bool(fit.changed), "values": fit.values, "before": fit.before, "after": fit.after}
+    if fit.changed and not dry_run:
+        manager.save_fusion(fit)
+    out["message"] = (f"MRR@10 {fit.before.get('mrr@10')} → {fit.after.get('mrr@10')} on {fit.n} questions with "
+                      f"{fit.values}" + ("" if fit.changed else " (not better: kept the current constants)")
+                      + (" (not saved: --dry-run)" if dry_run and fit.changed else ""))
+    return out
+
+
 def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     """`calibrate --dataset FILE`: refit the abstention model on this site's own labelled questions."""
     from bot import wiring
@@ -348,7 +367,14 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     prior = wiring.build_calibrator(settings)
 
-    replies = _run_with_pipeline(settings, lambda pipeline, _: label_replies(pipeline, items))
+    fusion: dict[str, Any] = {}
+
+    async def work(pipeline: Any, manager: Any) -> Any:
+        # retrieval first: the index's own fusion constants from the questions that name their pages
+        fusion.update(await asyncio.get_running_loop().run_in_executor(None, _fit_fusion, manager, items, args.dry_run))
+        return await label_replies(pipeline, items)
+
+    replies = _run_with_pipeline(settings, work)
     if replies is None:
         return 1
     try:
@@ -363,7 +389,8 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         model.save(path)
     if args.json:
         print(json.dumps({"items": len(replies), "refitted": how, "before": before.as_json(), "after": after.as_json(),
-                          "model": str(path) if path else None}, ensure_ascii=False))
+                          "model": str(path) if path else None, "fusion": fusion}, ensure_ascii=False))
     else:
         print(_calibration_report(before, after, how, len(replies), path))
+        print(f"retrieval fusion: {fusion.get('message', '')}")
     return 0
