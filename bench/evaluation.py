@@ -231,18 +231,9 @@ def config_variant(config: Any, changes: dict[str, Any]) -> tuple[Any | None, st
 
 def eval_items(items: Sequence[dict[str, Any]]) -> list[Any]:
     """retrieval.evaluation.EvalItem for dataset dicts with relevance labels (the others are skipped)."""
-    from retrieval.evaluation import EvalItem, url_key
+    from retrieval.evaluation import item_from_row
 
-    out = []
-    for n, it in enumerate(items, 1):
-        if it.get("relevant_doc_ids"):
-            relevant, by_url = frozenset(str(x) for x in it["relevant_doc_ids"]), False
-        elif it.get("relevant_urls"):
-            relevant, by_url = frozenset(url_key(u) for u in it["relevant_urls"]), True
-        else:
-            continue
-        out.append(EvalItem(str(it.get("id", n)), str(it["query"]), str(it.get("category") or "all"), relevant, by_url))
-    return out
+    return [e for e in (item_from_row(it, n) for n, it in enumerate(items, 1)) if e is not None]
 
 
 def run_retrieval(index: Any, items: Sequence[Any], norm_off: Any | None, label: str) -> dict[str, Any]:

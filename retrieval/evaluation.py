@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from retrieval.search import check_mode
 from retrieval.types import Retriever
 
 __all__ = [
-    "KS", "EvalItem", "evaluate", "load_dataset", "metrics_for", "ranked_keys", "to_markdown", "url_key",
+    "KS", "EvalItem", "evaluate", "item_from_row", "load_dataset", "metrics_for", "ranked_keys", "to_markdown", "url_key",
     "write_markdown_section",
 ]
 
@@ -50,16 +51,24 @@ def load_dataset(path: Path) -> list[EvalItem]:
             obj = json.loads(line)
         except ValueError as error:
             raise ValueError(f"{path}:{n}: not JSON ({error})") from None
-        if obj.get("relevant_doc_ids"):
-            relevant, by_url = frozenset(str(x) for x in obj["relevant_doc_ids"]), False
-        elif obj.get("relevant_urls"):
-            relevant, by_url = frozenset(url_key(u) for u in obj["relevant_urls"]), True
-        else:
-            continue
-        if "query" not in obj:
+        if (obj.get("relevant_doc_ids") or obj.get("relevant_urls")) and "query" not in obj:
             raise ValueError(f"{path}:{n}: missing 'query'")
-        items.append(EvalItem(str(obj.get("id", n)), obj["query"], str(obj.get("category") or "all"), relevant, by_url))
+        item = item_from_row(obj, n)
+        if item is not None:
+            items.append(item)
     return items
+
+
+def item_from_row(obj: Mapping[str, Any], n: int) -> EvalItem | None:
+    """A dataset row as an EvalItem: relevance from ``relevant_doc_ids`` (document ids) or ``relevant_urls`` (URL
+    paths); None for a row with neither (an unanswerable question of an answers set). ``n`` is the fallback id."""
+    if obj.get("relevant_doc_ids"):
+        relevant, by_url = frozenset(str(x) for x in obj["relevant_doc_ids"]), False
+    elif obj.get("relevant_urls"):
+        relevant, by_url = frozenset(url_key(u) for u in obj["relevant_urls"]), True
+    else:
+        return None
+    return EvalItem(str(obj.get("id", n)), str(obj["query"]), str(obj.get("category") or "all"), relevant, by_url)
 
 
 def ranked_keys(retriever: Retriever, query: str, *, by_url: bool, mode: str, at_least: int = 10) -> list[str]:

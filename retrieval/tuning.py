@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from retrieval.config import RetrievalConfig
-from retrieval.evaluation import EvalItem, metrics_for, url_key
+from retrieval.evaluation import EvalItem, item_from_row, metrics_for, url_key
 from retrieval.search import SearchIndex
 
 __all__ = [
@@ -103,14 +103,9 @@ def _as_items(items: Iterable[EvalItem | Mapping[str, Any]]) -> list[EvalItem]:
         if isinstance(item, EvalItem):
             out.append(item)
             continue
-        if item.get("relevant_doc_ids"):
-            relevant, by_url = frozenset(str(x) for x in item["relevant_doc_ids"]), False
-        elif item.get("relevant_urls"):
-            relevant, by_url = frozenset(url_key(u) for u in item["relevant_urls"]), True
-        else:
-            continue
-        out.append(EvalItem(str(item.get("id", n)), str(item["query"]), str(item.get("category") or "all"),
-                            relevant, by_url))
+        converted = item_from_row(item, n)
+        if converted is not None:
+            out.append(converted)
     return out
 
 
