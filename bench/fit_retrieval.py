@@ -36,20 +36,19 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.tuning import QueryMemo
+
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("hybrid", "dense", "bm25")
 
 logger = logging.getLogger(__name__)
 
 
-class _QueryMemo:
-    """The real embedder, with every query vector computed once (configurations repeat the same questions)."""
+class _QueryMemo(QueryMemo):
+    """retrieval.tuning's memo, plus a cache of the question vectors on disk and a count of cache misses."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
-        self._seen: dict[str, np.ndarray] = {}
+        super().__init__(inner)
         self.misses = 0
 
     def prime(self, queries: Sequence[str], cache: Path | None = None) -> None:
@@ -62,22 +61,16 @@ class _QueryMemo:
         if len(todo) > 1:
             print(f"fit: embedding {len(todo)} questions …", file=sys.stderr, flush=True)
         if todo:
-            for start in range(0, len(todo), 256):
-                batch = todo[start:start + 256]
-                self._seen.update(zip(batch, np.asarray(self.inner.embed(batch, kind="query")), strict=True))
+            super().prime(todo)
             if cache is not None:
                 keys = list(self._seen)
                 np.save(cache, np.stack([self._seen[k] for k in keys]))
                 cache.with_suffix(".json").write_text(json.dumps(keys, ensure_ascii=False), encoding="utf-8")
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
-        if kind != "query":
-            return self.inner.embed(texts, kind=kind)
-        missing = [t for t in texts if t not in self._seen]
-        if missing:
-            self.prime(missing)
-            self.misses += len(missing)
-        return np.stack([self._seen[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        if kind == "query":
+            self.misses += len([t for t in texts if t not in self._seen])
+        return super().embed(texts, kind=kind)
 
 
 @dataclass

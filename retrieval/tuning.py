@@ -77,8 +77,9 @@ class FusionFit:
                 "changed": self.changed, "fitted_at": self.fitted_at, "candidates": self.candidates}
 
 
-class _QueryMemo:
-    """The index's embedder with every question embedded once for the whole fit."""
+class QueryMemo:
+    """An embedder wrapper that embeds every question once for a whole fit (configurations repeat the same
+    questions); passages go to the wrapped embedder as they are."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -86,12 +87,17 @@ class _QueryMemo:
         self.dim = inner.dim
         self._seen: dict[str, np.ndarray] = {}
 
+    def prime(self, queries: Sequence[str]) -> None:
+        """Embed the questions not seen yet, in batches."""
+        todo = [q for q in dict.fromkeys(queries) if q not in self._seen]
+        for start in range(0, len(todo), 256):
+            batch = todo[start:start + 256]
+            self._seen.update(zip(batch, np.asarray(self.inner.embed(batch, kind="query")), strict=True))
+
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         if kind != "query":
             return self.inner.embed(texts, kind=kind)
-        missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
-        if missing:
-            self._seen.update(zip(missing, np.asarray(self.inner.embed(missing, kind="query")), strict=True))
+        self.prime(texts)
         return np.stack([self._seen[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
@@ -143,7 +149,7 @@ def fit_fusion_report(
     (ties: R@1, then the one nearest the current dense weight). Blocking (a search per question per candidate):
     call it from a CLI command or an executor."""
     labelled = _as_items(items)
-    memo = _QueryMemo(index.embedder)
+    memo = QueryMemo(index.embedder)
     current = _current(index.config)
     before = _score(index.with_config(index.config, embedder=memo), labelled)
     table = []
