@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from bot.logging_setup import configure_logging
 
-    configure_logging(settings, quiet=bool(getattr(args, "json", False)))
+    configure_logging(settings, quiet=bool(getattr(args, "json", False)), command=args.command)
     try:
         func = _resolve(args.command)
         return int(func(args, settings) or 0)

@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     # --- general -------------------------------------------------------------------------------------------
     data_dir: Path = Path("data")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    log_format: Literal["text", "json"] = "text"
+    log_format: Literal["text", "json"] = "json"  # serve's stdout; the log file is always JSON
     timezone: str = "Asia/Jakarta"
 
     # --- channels ------------------------------------------------------------------------------------------

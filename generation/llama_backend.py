@@ -146,6 +146,7 @@ def _quiet_llama_logs(llama_cpp) -> None:  # type: ignore[no-untyped-def]
 
     _LOG_CALLBACK = _callback  # keep a reference: ctypes callbacks must outlive their use
     llama_cpp.llama_log_set(_callback, ctypes.c_void_p(0))
+    _keep_stdout_stderr(llama_cpp)
     # llama_cpp keeps two /dev/null handles open for its whole life; close them at exit (no ResourceWarning)
     from llama_cpp import _utils
 
@@ -156,6 +157,39 @@ def _quiet_llama_logs(llama_cpp) -> None:  # type: ignore[no-untyped-def]
                 handle.close()
 
     atexit.register(_close_devnull)
+
+
+class _NoRedirect:
+    """Stands in for llama_cpp's ``suppress_stdout_stderr``: leaves file descriptors 1 and 2 alone."""
+
+    def __init__(self, disable: bool = True) -> None:
+        self.disable = disable
+
+    def __enter__(self) -> _NoRedirect:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _keep_stdout_stderr(llama_cpp) -> None:  # type: ignore[no-untyped-def]
+    """Stop llama-cpp-python from pointing the process's stdout and stderr at /dev/null.
+
+    With ``verbose=False`` it wraps model loading (and the backend init) in ``suppress_stdout_stderr``, which
+    ``dup2``s /dev/null over file descriptors 1 and 2 *and* swaps ``sys.stdout``/``sys.stderr`` for the whole
+    process. Whatever another thread printed or logged meanwhile was lost: the console chat's first answers and
+    ``serve``'s log lines while a worker loaded the model. llama.cpp's own messages already go through the log
+    callback above, so nothing needs silencing that way.
+    """
+    import importlib
+
+    for name in ("llama_cpp.llama", "llama_cpp._internals", "llama_cpp.llama_chat_format"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "suppress_stdout_stderr"):
+            module.suppress_stdout_stderr = _NoRedirect
 
 
 class LlamaGenerator:
