@@ -43,7 +43,10 @@ def _sample_tune(passages: int, per_class: int) -> tuple[list[dict[str, str]], l
     docs = idkmrc.documents(chosen)
     answerable = idkmrc.items(chosen, answerable=True)
     unanswerable = idkmrc.items(chosen, answerable=False)
-    picked = rng.sample(answerable, min(per_class, len(answerable))) + rng.sample(unanswerable, min(per_class, len(unanswerable)))
+    pos = rng.sample(answerable, min(per_class, len(answerable)))
+    neg = rng.sample(unanswerable, min(per_class, len(unanswerable)))
+    # interleaved, so that a run stopped early (its rows are written as they come) is still balanced
+    picked = [it for pair in zip(pos, neg, strict=False) for it in pair] + pos[len(neg):] + neg[len(pos):]
     return docs, picked
 
 
@@ -51,16 +54,34 @@ def _load_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-async def _label(settings: Any, manager: Any, items: Sequence[dict[str, Any]], pool: Any) -> list[Any]:
+async def _label(settings: Any, manager: Any, items: Sequence[dict[str, Any]], pool: Any,
+                 on_reply: Any = None) -> list[Any]:
     from bot import wiring
     from generation.calibration import label_replies
 
     pipeline = wiring.build_pipeline(settings, manager, pool=pool, embedder=manager.embedder)
-    return await label_replies(pipeline, items)
+    return await label_replies(pipeline, items, on_reply)
 
 
-def label_all(passages: int, per_class: int, dev: bool = True) -> list[dict[str, Any]]:
-    """Index and ask; returns the labelled rows (JSON-ready) with their source."""
+def _writer(path: Path | None, source: str) -> Any:
+    """Appends each labelled reply to ``path`` as it comes (the rows survive a stopped run)."""
+    from generation.support import SOFT_ANCHOR_WEIGHT
+
+    if path is None:
+        return None
+
+    def write(reply: Any) -> None:
+        row = {"source": source, "soft_weight": SOFT_ANCHOR_WEIGHT, **asdict(reply)}
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return write
+
+
+def label_all(passages: int, per_class: int, dev: bool = True, raw: Path | None = None) -> list[dict[str, Any]]:
+    """Index and ask; returns the labelled rows (JSON-ready) with their source, also appended to ``raw`` one by
+    one when given."""
+    from generation.support import SOFT_ANCHOR_WEIGHT
+
     from bench.evaluation import build_fresh_index
     from bot import wiring
     from bot.cmd_retrieval import load_jsonl_corpus
@@ -80,29 +101,85 @@ def label_all(passages: int, per_class: int, dev: bool = True) -> list[dict[str,
         try:
             started = time.perf_counter()
             print(f"fit: {len(items)} IDK-MRC tune questions over {len(docs)} passages …", file=sys.stderr, flush=True)
-            replies = asyncio.run(_label(settings, manager, items, pool))
-            rows += [{"source": "idkmrc-tune", **asdict(r)} for r in replies]
+            replies = asyncio.run(_label(settings, manager, items, pool, _writer(raw, "idkmrc-tune")))
+            rows += [{"source": "idkmrc-tune", "soft_weight": SOFT_ANCHOR_WEIGHT, **asdict(r)} for r in replies]
             print(f"fit: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
             if dev:
                 with SampleSite() as site:
                     s2 = Settings(_env_file=None, data_dir=Path(tmp) / "site", site_seeds=[site.base_url + "/"],
                                   crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
                     site_manager, _, _ = build_fresh_index(s2)
-                    replies = asyncio.run(_label(s2, site_manager, _load_jsonl(DEV_SET), pool))
-                    rows += [{"source": "sample-site-dev", **asdict(r)} for r in replies]
+                    replies = asyncio.run(_label(s2, site_manager, _load_jsonl(DEV_SET), pool,
+                                                 _writer(raw, "sample-site-dev")))
+                    rows += [{"source": "sample-site-dev", "soft_weight": SOFT_ANCHOR_WEIGHT, **asdict(r)} for r in replies]
         finally:
             pool.close()
     return rows
 
 
-def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float) -> tuple[Any, dict[str, Any]]:
-    from generation.calibration import LabelledReply, figures, refit
+def _replies(rows: Sequence[dict[str, Any]], soft_weight: float | None = None) -> list[Any]:
+    """Rows → LabelledReply, their anchor features recomputed for ``soft_weight`` (None: as labelled)."""
+    from generation.calibration import LabelledReply, reweigh_anchors
 
-    replies = [LabelledReply(**{k: v for k, v in r.items() if k != "source"}) for r in rows]
+    out = []
+    for r in rows:
+        fields = {k: v for k, v in r.items() if k not in ("source", "soft_weight")}
+        if soft_weight is not None and fields.get("features") is not None and fields.get("anchors"):
+            fields["features"] = reweigh_anchors(fields["features"], fields["anchors"], soft_weight,
+                                                 float(r.get("soft_weight", 0.2)))
+        out.append(LabelledReply(**fields))
+    return out
+
+
+def cross_validated(rows: Sequence[dict[str, Any]], *, soft_weight: float | None, monotone: bool, l2: float,
+                    target: float, folds: int = 5) -> dict[str, float]:
+    """Out-of-fold figures: each fold's probabilities come from a model fitted on the other folds; one threshold
+    is then chosen over all out-of-fold probabilities for the target (so the figures are not in-sample)."""
+    import numpy as np
+
+    from generation.calibration import Calibrator, choose_threshold
+
+    replies = _replies(rows, soft_weight)
+    order = random.Random(SEED).sample(range(len(replies)), len(replies))
+    fold_of = {i: k % folds for k, i in enumerate(order)}
+    p = np.zeros(len(replies))
+    for f in range(folds):
+        train = [r for i, r in enumerate(replies) if fold_of[i] != f and r.features is not None]
+        model = Calibrator.fit([r.features for r in train], [r.answerable for r in train], [r.correct for r in train],
+                               l2=l2, target_refusal=target, monotone=monotone)
+        for i, r in enumerate(replies):
+            if fold_of[i] == f:
+                p[i] = r.probability(model)
+    point = choose_threshold(p, [r.answerable for r in replies], [r.correct for r in replies], target_refusal=target)
+    return point.as_json()
+
+
+def select(rows: Sequence[dict[str, Any]], soft_weights: Sequence[float], *, l2: float, target: float
+           ) -> tuple[float, bool, list[dict[str, Any]]]:
+    """The soft-anchor weight and the sign constraint with the most correct answers at the refusal target,
+    out of fold; (weight, monotone, the table)."""
+    table = []
+    for w in soft_weights:
+        for mono in (False, True):
+            cv = cross_validated(rows, soft_weight=w, monotone=mono, l2=l2, target=target)
+            table.append({"soft_weight": w, "monotone": mono, **cv})
+    best = max(table, key=lambda t: (round(t["correct_answerable"], 6), t["monotone"], -abs(t["soft_weight"] - 0.2)))
+    return float(best["soft_weight"]), bool(best["monotone"]), table
+
+
+def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float, soft_weight: float | None = None,
+        monotone: bool = False, selection: list[dict[str, Any]] | None = None) -> tuple[Any, dict[str, Any]]:
+    from generation.calibration import figures, refit
+
+    replies = _replies(rows, soft_weight)
     sources = sorted({r["source"] for r in rows})
     meta = {"fitted_on": {s: sum(1 for r in rows if r["source"] == s) for s in sources}, "seed": SEED,
             "fitted_at": time.strftime("%Y-%m-%d"), "script": "python -m bench.fit_abstention"}
-    model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta)
+    if soft_weight is not None:
+        meta["soft_anchor_weight"] = soft_weight
+    if selection:
+        meta["selection_out_of_fold"] = selection
+    model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta, monotone=monotone)
     report: dict[str, Any] = {"overall": figures(replies, model).as_json()}
     for s in sources:
         part = [rep for rep, row in zip(replies, rows, strict=True) if row["source"] == s]
@@ -120,14 +197,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--target-refusal", type=float, default=TARGET_REFUSAL)
     parser.add_argument("--out", type=Path, default=ROOT / "generation" / "data" / "abstention.json")
     parser.add_argument("--no-dev", action="store_true", help="IDK-MRC tune rows only")
+    parser.add_argument("--soft-weights", default="",
+                        help="comma-separated soft-anchor weights to choose from out of fold (e.g. 0,0.1,0.2,0.5,1), "
+                             "with and without sign constraints; default: the weight the rows were labelled with")
     args = parser.parse_args(argv)
     if args.from_raw:
         rows = _load_jsonl(args.from_raw)
     else:
-        rows = label_all(args.passages, args.per_class, dev=not args.no_dev)
         if args.raw:
-            args.raw.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    model, report = fit(rows, l2=args.l2, target=args.target_refusal)
+            args.raw.write_text("", encoding="utf-8")
+        rows = label_all(args.passages, args.per_class, dev=not args.no_dev, raw=args.raw)
+    soft, mono, table = None, False, None
+    if args.soft_weights:
+        soft, mono, table = select(rows, [float(w) for w in args.soft_weights.split(",") if w.strip()],
+                                   l2=args.l2, target=args.target_refusal)
+        from generation.support import SOFT_ANCHOR_WEIGHT
+
+        if soft != SOFT_ANCHOR_WEIGHT:
+            print(f"fit: the chosen soft-anchor weight is {soft}; set generation.support.SOFT_ANCHOR_WEIGHT to it",
+                  file=sys.stderr)
+    model, report = fit(rows, l2=args.l2, target=args.target_refusal, soft_weight=soft, monotone=mono, selection=table)
     model.save(args.out)
     print(json.dumps({"model": str(args.out), "threshold": round(model.threshold, 4), "report": report},
                      ensure_ascii=False, indent=1))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "DEFAULT_MODEL_PATH",
     "FEATURES",
+    "DIRECTIONS",
     "Calibrator",
     "LabelledReply",
     "OperatingPoint",
@@ -30,6 +31,7 @@ __all__ = [
     "label_replies",
     "operating_point",
     "refit",
+    "reweigh_anchors",
 ]
 
 DEFAULT_MODEL_PATH = Path(__file__).with_name("data") / "abstention.json"
@@ -51,6 +53,12 @@ FEATURES = (
     "page_margin",  # fused score of the best page minus that of the best other page
     "evidence_score",  # the cited sentence's evidence score (lexical + embedding + chunk coverage)
 )
+
+
+# The direction each signal can only push in: more evidence never makes a right answer less likely. A fit whose
+# weight comes out against its direction (two collinear coverage signals trading off) is refitted with that signal
+# pinned at 0 when ``monotone=True`` (Calibrator.fit), so the model stays readable and transfers to other sites.
+DIRECTIONS: dict[str, int] = {f: 1 for f in FEATURES} | {"max_missing_anchor": -1}
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -112,12 +120,20 @@ def choose_threshold(
 
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, prior: np.ndarray | None = None, iterations: int = 50,
+    pinned: Sequence[int] = (),
 ) -> np.ndarray:
     """L2-regularised logistic regression by Newton's method (IRLS). ``x`` already has its bias column last; the
     bias is not penalised. ``prior``: shrink towards these weights instead of zero (refitting a shipped model on a
-    site's few labelled questions)."""
+    site's few labelled questions). ``pinned``: columns whose weight stays 0."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    if pinned:
+        keep = [j for j in range(x.shape[1]) if j not in set(pinned)]
+        sub = fit_logistic(x[:, keep], y, l2=l2, prior=None if prior is None else np.asarray(prior)[keep],
+                           iterations=iterations)
+        out = np.zeros(x.shape[1])
+        out[keep] = sub
+        return out
     n, d = x.shape
     w = np.zeros(d) if prior is None else np.asarray(prior, dtype=np.float64).copy()
     center = np.zeros(d) if prior is None else np.asarray(prior, dtype=np.float64)
@@ -179,9 +195,12 @@ class Calibrator:
         target_refusal: float = 0.8,
         prior: Calibrator | None = None,
         meta: dict[str, Any] | None = None,
+        monotone: bool = False,
     ) -> Calibrator:
         """Fit on labelled replies: the target is "this reply carries the gold span" (an unanswerable question's
-        reply never does). ``prior`` keeps the prior model's standardisation and shrinks towards its weights."""
+        reply never does). ``prior`` keeps the prior model's standardisation and shrinks towards its weights.
+        ``monotone``: every weight keeps its signal's :data:`DIRECTIONS` sign (a weight against it is pinned at 0
+        and the rest refitted, the worst first, until none is left)."""
         if prior is not None:
             features = prior.features
         x = np.asarray([[np.nan if r.get(f) is None else float(r[f]) for f in features] for r in rows],  # type: ignore[arg-type]
@@ -197,12 +216,24 @@ class Calibrator:
             scale[scale < 1e-6] = 1.0
         x = np.where(np.isnan(x), mean, x)  # a signal that was not measured takes the mean: it adds nothing
         z = np.hstack([(x - mean) / scale, np.ones((x.shape[0], 1))])
-        w = fit_logistic(z, y, l2=l2, prior=None if prior is None else np.asarray(prior.weights))
+        prior_w = None if prior is None else np.asarray(prior.weights)
+        pinned: list[int] = []
+        w = fit_logistic(z, y, l2=l2, prior=prior_w)
+        while monotone:
+            wrong = [(w[j] * -DIRECTIONS.get(f, 1), j) for j, f in enumerate(features)
+                     if j not in pinned and w[j] * DIRECTIONS.get(f, 1) < 0]
+            if not wrong:
+                break
+            pinned.append(max(wrong)[1])
+            w = fit_logistic(z, y, l2=l2, prior=prior_w, pinned=pinned)
         p = _sigmoid(z @ w)
         point = choose_threshold(p, answerable, correct, target_refusal=target_refusal)
         info = dict(meta or {})
         info.update({"n": int(len(y)), "n_answerable": int(sum(bool(a) for a in answerable)),
                      "target_refusal": target_refusal, "l2": l2, "fit_point": point.as_json()})
+        if monotone:
+            info["monotone"] = True
+            info["pinned_at_zero"] = [features[j] for j in pinned]
         return cls(tuple(features), tuple(float(v) for v in mean), tuple(float(v) for v in scale),
                    tuple(float(v) for v in w), float(point.threshold), info)
 
@@ -267,6 +298,9 @@ class LabelledReply:
     settled: str  # "gate" (features recorded), "answered" (facts table), "abstained" (before the gate)
     answer: str
     stop_reason: str
+    # the cited chunk's anchor table from the trace (stem, weight, soft, chunk, sentence): lets a fit try another
+    # soft-anchor weight without asking again (reweigh_anchors)
+    anchors: list[dict[str, Any]] | None = None
 
     def probability(self, model: Calibrator | None) -> float:
         """The gate's probability under ``model``; a reply settled before the gate keeps its own outcome."""
@@ -275,9 +309,30 @@ class LabelledReply:
         return model.probability(self.features) if model is not None else 1.0
 
 
-async def label_replies(pipeline: Any, items: Sequence[Mapping[str, Any]]) -> list[LabelledReply]:
+def reweigh_anchors(features: Mapping[str, float | None], anchors: Sequence[Mapping[str, Any]], soft_weight: float,
+                    old_soft_weight: float) -> dict[str, float | None]:
+    """The features as they would be with soft anchors weighing ``soft_weight`` instead of ``old_soft_weight``:
+    anchor_coverage, sentence_coverage and max_missing_anchor recomputed from the recorded anchor table, the way
+    the pipeline computes them (generation.pipeline, compose stage). Sentence choice is not replayed."""
+    if not anchors:
+        return dict(features)
+    scale = soft_weight / old_soft_weight if old_soft_weight > 0 else 1.0
+    w = [float(a["weight"]) * (scale if a.get("soft") else 1.0) for a in anchors]
+    total = sum(w)
+    top = max(w) or 1.0
+    out = dict(features)
+    if total > 0:
+        out["anchor_coverage"] = sum(x for x, a in zip(w, anchors, strict=True) if a.get("chunk")) / total
+        out["sentence_coverage"] = sum(x for x, a in zip(w, anchors, strict=True) if a.get("sentence")) / total
+    out["max_missing_anchor"] = max((x / top for x, a in zip(w, anchors, strict=True) if not a.get("chunk")), default=0.0)
+    return out
+
+
+async def label_replies(pipeline: Any, items: Sequence[Mapping[str, Any]],
+                        on_reply: Callable[[LabelledReply], None] | None = None) -> list[LabelledReply]:
     """Ask each item (eval JSONL format) with abstention off and label the reply. A multi-turn item's earlier user
-    turns are played first and the bot's own replies form the history, as in real use."""
+    turns are played first and the bot's own replies form the history, as in real use. ``on_reply`` sees each
+    labelled reply as soon as it exists (a long labelling run keeps what it has when stopped)."""
     from dataclasses import replace
 
     from generation.evaluation import contains_span, strip_citations
@@ -292,13 +347,16 @@ async def label_replies(pipeline: Any, items: Sequence[Mapping[str, Any]]) -> li
             pipeline.config = original
             steps = answer.trace.steps if answer.trace is not None else []
             feats = next(({k: v for k, v in s.items() if k != "step"} for s in steps if s.get("step") == "features"), None)
+            table = next((s["anchors"] for s in steps if s.get("step") == "support" and "anchors" in s), None)
             golds = [str(g) for g in item.get("answers") or () if str(g).strip()]
             answerable = bool(item.get("answerable", bool(golds)))
             text = strip_citations(answer.answer)
             correct = answerable and not answer.abstained and any(contains_span(text, g) for g in golds)
             settled = "gate" if feats is not None else ("abstained" if answer.abstained else "answered")
             out.append(LabelledReply(str(item.get("id", len(out))), answerable, correct, feats, settled,
-                                     answer.answer, answer.stop_reason))
+                                     answer.answer, answer.stop_reason, table))
+            if on_reply is not None:
+                on_reply(out[-1])
     finally:
         pipeline.config = original
     return out
@@ -319,16 +377,20 @@ def refit(
     l2: float = 1.0,
     min_per_class: int = 15,
     meta: dict[str, Any] | None = None,
+    monotone: bool | None = None,
 ) -> tuple[Calibrator, str]:
     """Fit on labelled replies: the weights when there are at least ``min_per_class`` correct replies and as many
     others among those that reached the gate (shrunk towards ``prior`` when given), else only the threshold of
     ``prior``. The threshold is chosen over every reply, settled or not, so the target holds for what students
-    see. Returns the model and what was refitted ("weights+threshold" or "threshold")."""
+    see. ``monotone`` (default: as ``prior`` was fitted): keep every weight's expected sign (:data:`DIRECTIONS`).
+    Returns the model and what was refitted ("weights+threshold" or "threshold")."""
+    if monotone is None:
+        monotone = bool(prior is not None and prior.meta.get("monotone"))
     gated = [r for r in replies if r.features is not None]
     positives = sum(1 for r in gated if r.answerable and r.correct)
     if positives >= min_per_class and len(gated) - positives >= min_per_class:
         model = Calibrator.fit([r.features or {} for r in gated], [r.answerable for r in gated], [r.correct for r in gated],
-                               l2=l2, target_refusal=target_refusal, prior=prior, meta=meta)
+                               l2=l2, target_refusal=target_refusal, prior=prior, meta=meta, monotone=monotone)
         how = "weights+threshold"
     elif prior is not None:
         model, how = prior, "threshold"

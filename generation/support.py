@@ -17,6 +17,7 @@ from generation.prompts import neutralize
 from generation.text import ANSWER_TYPE_WORDS, content_words, normalize, sentences
 
 __all__ = [
+    "SOFT_ANCHOR_WEIGHT",
     "EvidenceSentence",
     "SupportResult",
     "anchor_coverage",
@@ -25,6 +26,9 @@ __all__ = [
     "split_evidence",
     "stem",
     "corpus_weights",
+    "idf_weights",
+    "is_soft",
+    "soft_anchors",
     "stems",
     "text_stems",
 ]
@@ -134,15 +138,40 @@ def anchor_coverage(anchor_stems: Sequence[str], text_stems: set[str], weights: 
     return got / total if total else 1.0
 
 
-_SOFT = frozenset(stem(w) for w in ANSWER_TYPE_WORDS) | ANSWER_TYPE_WORDS
+# Soft anchors: words a question needs but evidence paraphrases or leaves out. Two classes, neither written against
+# an evaluation set: the answer-type words (generation.text.ANSWER_TYPE_WORDS: "syarat", "lama", "jadwal") and the
+# general function words of Sastrawi's Indonesian stopword list (bundled with the PySastrawi dependency; derived from
+# Tala's 2003 list: "bapak", "ibu", "hal", "bagian", "mulai", "masuk", "bekerja" …). A student's "pak"/"bu", "hal
+# apa aja" or "mulai kapan" must not make a page that answers look as if it missed the question.
+SOFT_ANCHOR_WEIGHT = 0.2  # fitted on the IDK-MRC tune split (bench/fit_abstention.py --soft-weights; docs/answers.md)
 
 
-def idf_weights(anchor_stems: Sequence[str], docs: Sequence[set[str]]) -> dict[str, float]:
-    """Rarer anchors weigh more: ln((N+1)/(df+0.5)), floored at 0.3 so common anchors still count a little;
-    answer-type words ("syarat", "lama") weigh 0.2 because evidence paraphrases them."""
+@functools.lru_cache(maxsize=1)
+def soft_anchors() -> frozenset[str]:
+    """The soft anchor words and their stems."""
+    try:
+        from Sastrawi.StopWordRemover.StopWordRemoverFactory import StopWordRemoverFactory
+
+        general = {w for w in StopWordRemoverFactory().get_stop_words() if len(w) > 1}
+    except ImportError:  # PySastrawi is a dependency; without it only the answer-type words are soft
+        general = set()
+    words = set(ANSWER_TYPE_WORDS) | general
+    return frozenset(words | {stem(w) for w in words})
+
+
+def is_soft(anchor_stem: str, word: str = "") -> bool:
+    """Whether an anchor (its stem, optionally the word it came from) belongs to the soft class."""
+    soft = soft_anchors()
+    return anchor_stem in soft or word in soft
+
+
+def idf_weights(anchor_stems: Sequence[str], docs: Sequence[set[str]], soft_weight: float | None = None) -> dict[str, float]:
+    """Rarer anchors weigh more: ln((N+1)/(df+0.5)), floored at 0.3 so common anchors still count a little; soft
+    anchors (:func:`soft_anchors`) weigh :data:`SOFT_ANCHOR_WEIGHT` because evidence paraphrases them."""
+    soft_w = SOFT_ANCHOR_WEIGHT if soft_weight is None else soft_weight
     n = len(docs)
     df = Counter(a for a in set(anchor_stems) for d in docs if a in d)
-    return {a: 0.2 if a in _SOFT else max(0.3, math.log((n + 1) / (df.get(a, 0) + 0.5))) for a in anchor_stems}
+    return {a: soft_w if is_soft(a) else max(0.3, math.log((n + 1) / (df.get(a, 0) + 0.5))) for a in anchor_stems}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +216,8 @@ def corpus_weights(index: object, question: str) -> dict[str, float] | None:
     out: dict[str, float] = {}
     for w in content_words(question):
         st = stem(w)
-        if st in _SOFT or w in _SOFT:
-            out[st] = 0.2
+        if is_soft(st, w):
+            out[st] = SOFT_ANCHOR_WEIGHT
             continue
         try:
             df = _df(bm25, analyzer, w)

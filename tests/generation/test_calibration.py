@@ -140,3 +140,47 @@ def test_a_signal_that_was_not_measured_adds_nothing_either_way() -> None:
     assert model.probability({**row, "llm_confidence": None}) == pytest.approx(model.probability(at_mean))
     gaps = [dict(r, llm_confidence=None) if i % 3 == 0 else r for i, r in enumerate(rows)]
     assert np.isfinite(Calibrator.fit(gaps, answerable, correct).weights).all()
+
+
+def test_a_monotone_fit_keeps_every_signal_on_its_side() -> None:
+    """Two collinear coverage signals: a free fit may give one a negative weight (it trades off against the
+    other); the monotone fit pins it at 0 and says so."""
+    rng = random.Random(3)
+    rows, answerable, correct = [], [], []
+    for i in range(400):
+        good = rng.random() < 0.5
+        cov = rng.uniform(0.6, 1.0) if good else rng.uniform(0.0, 0.7)
+        # sentence coverage: coverage plus noise that is *anti*-correlated with correctness once coverage is known
+        sent = min(1.0, cov + (rng.uniform(-0.05, 0.05) if good else rng.uniform(0.1, 0.3)))
+        rows.append({f: 0.5 for f in FEATURES} | {"anchor_coverage": cov, "sentence_coverage": sent})
+        answerable.append(True if good else i % 2 == 0)
+        correct.append(good)
+    free = dict(zip(FEATURES, Calibrator.fit(rows, answerable, correct).weights, strict=False))
+    assert free["sentence_coverage"] < 0  # the free fit goes against the signal's meaning
+    model = Calibrator.fit(rows, answerable, correct, monotone=True)
+    w = dict(zip(FEATURES, model.weights, strict=False))
+    assert w["sentence_coverage"] == 0.0 and w["anchor_coverage"] > 0
+    assert model.meta["pinned_at_zero"] == ["sentence_coverage"] and model.meta["monotone"] is True
+    # a refit on a site's data keeps the constraint the shipped model was fitted with
+    replies = [LabelledReply(str(i), a, c, r, "gate", "", "") for i, (r, a, c) in enumerate(zip(rows, answerable, correct, strict=True))]
+    refitted, how = refit(replies, prior=model)
+    assert how == "weights+threshold"
+    assert dict(zip(FEATURES, refitted.weights, strict=False))["sentence_coverage"] >= 0
+
+
+def test_reweighing_soft_anchors_recomputes_the_coverage_signals() -> None:
+    from generation.calibration import reweigh_anchors
+
+    table = [{"stem": "skripsi", "weight": 2.0, "soft": False, "chunk": True, "sentence": True},
+             {"stem": "mulai", "weight": 0.2, "soft": True, "chunk": False, "sentence": False},
+             {"stem": "bimbing", "weight": 1.0, "soft": False, "chunk": True, "sentence": False}]
+    feats = {"anchor_coverage": 3.0 / 3.2, "sentence_coverage": 2.0 / 3.2, "max_missing_anchor": 0.1, "top_cosine": 0.7}
+    same = reweigh_anchors(feats, table, 0.2, 0.2)
+    assert same["anchor_coverage"] == pytest.approx(feats["anchor_coverage"])
+    assert same["max_missing_anchor"] == pytest.approx(0.1)
+    heavier = reweigh_anchors(feats, table, 1.0, 0.2)
+    assert heavier["anchor_coverage"] == pytest.approx(3.0 / 4.0)
+    assert heavier["sentence_coverage"] == pytest.approx(2.0 / 4.0)
+    assert heavier["max_missing_anchor"] == pytest.approx(0.5)
+    assert heavier["top_cosine"] == 0.7
+    assert reweigh_anchors(feats, [], 1.0, 0.2) == feats

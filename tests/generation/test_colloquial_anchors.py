@@ -45,3 +45,31 @@ def test_shorthand_still_meets_its_spelled_out_form():
     assert {"dospem", "krs", "prodi"} <= text_stems("Dosen pembimbing dan kartu rencana studi program studi")
     # and the other way round: the long form the normaliser adds next to a shorthand is met by the shorthand
     assert {"indeks", "prestasi", "kumulatif"} <= text_stems("Syarat IPK minimal 3,00")
+
+
+@pytest.mark.parametrize("word", ["bapak", "ibu", "pak", "hal", "bagian", "mulai", "masuk", "syarat", "jadwal"])
+def test_general_words_and_answer_type_words_are_soft_anchors(word):
+    from generation.support import is_soft, stem
+
+    assert is_soft(stem(word), word)
+
+
+@pytest.mark.parametrize("word", ["skripsi", "wisuda", "akreditasi", "dosen", "kkn", "informatika"])
+def test_topic_words_are_full_anchors(word):
+    from generation.support import is_soft, stem
+
+    assert not is_soft(stem(word), word)
+
+
+def test_a_soft_anchor_the_evidence_lacks_barely_lowers_coverage():
+    """ "kapan pak dosen mulai bimbingan": a page on "jadwal bimbingan dosen" answers it although it never says
+    "pak" or "mulai"; the missing topic word "bimbingan" costs much more."""
+    from generation.support import SOFT_ANCHOR_WEIGHT, anchor_coverage, idf_weights, stems
+
+    anchor = list(dict.fromkeys(stems("kapan pak dosen mulai bimbingan skripsi")))
+    page = set(stems("jadwal bimbingan skripsi dengan dosen pembimbing"))
+    other = set(stems("jadwal ujian skripsi dengan dosen penguji"))
+    weights = idf_weights(anchor, [page, other, set(stems("kalender akademik"))])
+    assert weights[stems("pak")[0]] == SOFT_ANCHOR_WEIGHT == weights[stems("mulai")[0]]
+    assert anchor_coverage(anchor, page, weights) > 0.8
+    assert anchor_coverage(anchor, other, weights) < anchor_coverage(anchor, page, weights) - 0.2
