@@ -41,6 +41,7 @@ from generation.support import (
     check_support,
     corpus_weights,
     idf_weights,
+    is_soft,
     split_evidence,
     stems,
     text_stems,
@@ -55,6 +56,18 @@ logger = logging.getLogger(__name__)
 
 
 SPAN_SENTENCE_MIN = 0.85  # a model span is kept only inside a sentence scoring ≥ this share of the best one
+
+# How an evidence sentence is scored: a weighted sum of its components (_Evidence.components, each in 0..1 except
+# the rank). lexical = idf-weighted anchor coverage of the sentence; embedding = cosine(question, sentence) mapped
+# from 0.70..0.95 to 0..1; chunk = anchor coverage of its chunk; rank = its chunk's retrieval rank (0 = best);
+# short = fewer than 4 words and no "Label: value"; off_topic = its chunk misses the question's anchors (below
+# anchor_coverage_min); type_miss = it cannot carry the answer type the question wants. See docs/answers.md
+# ("Choosing the sentence") for how these were set and measured (bench/fit_evidence.py).
+EVIDENCE_WEIGHTS: dict[str, float] = {
+    "lexical": 0.55, "embedding": 0.35, "chunk": 0.10, "rank": -0.01, "short": -0.3, "off_topic": -0.5,
+    "type_miss": -0.25,
+}
+EVIDENCE_COMPONENTS = tuple(EVIDENCE_WEIGHTS)
 
 
 class StopReason:
@@ -113,6 +126,7 @@ class _Evidence:
     sentences: list[EvidenceSentence] = field(default_factory=list)
     vectors: np.ndarray | None = None
     scores: list[float] = field(default_factory=list)
+    components: list[tuple[float, ...]] = field(default_factory=list)  # per sentence, in EVIDENCE_COMPONENTS order
     coverage_chunk: dict[str, float] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     hit_stems: dict[str, set[str]] = field(default_factory=dict)
@@ -187,6 +201,7 @@ class AnswerPipeline:
         self._vec_cache: dict[tuple[str, str], np.ndarray] = {}
         self._contact: dict[int, str | None] = {}
         self._prompt_format: str | None = None
+        self.evidence_weights: dict[str, float] = dict(EVIDENCE_WEIGHTS)
 
     @property
     def abstention_mode(self) -> str:
@@ -290,6 +305,20 @@ class AnswerPipeline:
             reply = await self.answer(text, history)
             history += [Message(role="user", text=text), Message(role="assistant", text=reply.answer)]
         return history
+
+    async def evidence(self, question: str, history: Sequence[Any] = ()
+                       ) -> tuple[list[EvidenceSentence], list[tuple[float, ...]], list[float]]:
+        """The evidence sentences the answer would be chosen from, each one's score components
+        (EVIDENCE_COMPONENTS) and final score (-1: a heading or a question on the page, never cited), without
+        generating; empty when an earlier stage settles the reply (a facts-table answer, nothing retrieved). For
+        fitting and explaining the sentence choice (bench/fit_evidence.py)."""
+        turn = _Turn(question=question, history=list(history)[-self.config.history_window :],
+                     trace=Trace(trace_id=uuid.uuid4().hex[:16], query=question), on_position=None)
+        for stage in (self._stage_rewrite, self._stage_facts, self._stage_retrieve, self._stage_evidence):
+            await stage(turn)
+            if turn.result is not None:
+                return [], [], []
+        return list(turn.ev.sentences), list(turn.ev.components), list(turn.ev.scores)
 
     # -- the stages ------------------------------------------------------------------------------------------------
     async def _answer(
@@ -515,7 +544,8 @@ class AnswerPipeline:
         top = turn.chosen[0]
         weights = ev.weights or idf_weights(turn.anchor_stems, list(ev.hit_stems.values()))
         turn.cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
-        turn.cov_sentence = anchor_coverage(turn.anchor_stems, text_stems(top.text), weights)
+        sentence_stems = text_stems(top.text)
+        turn.cov_sentence = anchor_coverage(turn.anchor_stems, sentence_stems, weights)
         chunk_stems = ev.hit_stems.get(top.chunk_id, set())
         turn.missing = [a for a in turn.anchor_stems if a not in chunk_stems]
         top_weight = max((weights.get(a, 1.0) for a in turn.anchor_stems), default=1.0) or 1.0
@@ -523,8 +553,12 @@ class AnswerPipeline:
         numbers = {a for a in turn.anchor_stems if any(ch.isdigit() for ch in a)}
         turn.numbers_ok = numbers <= chunk_stems
         turn.type_ok = turn.list_q or type_ok(turn.kind, " ".join([turn.span or ""] + [display(c) for c in turn.chosen]))
+        # each anchor's weight and where it was found: where an answer was lost, and what a refit of the soft
+        # anchor weight needs (bench/fit_abstention.py)
+        anchor_table = [{"stem": a, "weight": round(weights.get(a, 1.0), 4), "soft": is_soft(a),
+                         "chunk": a in chunk_stems, "sentence": a in sentence_stems} for a in turn.anchor_stems]
         turn.trace.add("support", sentence=top.text, coverage_chunk=round(turn.cov_chunk, 3),
-                       coverage_sentence=round(turn.cov_sentence, 3))
+                       coverage_sentence=round(turn.cov_sentence, 3), anchors=anchor_table)
         return "list" if turn.list_q else ("span" if turn.span else "extractive")
 
     def features(self, turn: _Turn) -> dict[str, float | None]:
@@ -690,18 +724,24 @@ class AnswerPipeline:
         sims = ev.vectors @ q_vec
         sent_stems = [text_stems(s.text) for s in ev.sentences]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
+        weight = np.asarray([self.evidence_weights[c] for c in EVIDENCE_COMPONENTS])
         for i, s in enumerate(ev.sentences):
-            lex = anchor_coverage(anchor_stems, sent_stems[i], sent_weights)
-            emb = min(max((float(sims[i]) - 0.7) / 0.25, 0.0), 1.0)
             chunk_cov = ev.coverage_chunk.get(s.chunk_id, 0.0)
-            # headings say little on their own; a "Label: value" line (Telepon: (0341) 558933) is a fact
-            short = 0.3 if len(words(s.text)) < 4 and ":" not in s.text else 0.0
-            # a sentence from a chunk that misses the question's anchors cannot be the cited answer
-            off_topic = 0.5 if chunk_cov < self.config.anchor_coverage_min else 0.0
-            # seed 002's finalizer idea: a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
-            # number, a time or a name (display() adds the page title to "Label: value" lines)
-            off_topic += 0.25 if kind is not None and not type_ok(kind, display(s)) else 0.0
-            ev.scores.append(0.55 * lex + 0.35 * emb + 0.10 * chunk_cov - 0.01 * s.hit_rank - short - off_topic)
+            parts = (
+                anchor_coverage(anchor_stems, sent_stems[i], sent_weights),
+                min(max((float(sims[i]) - 0.7) / 0.25, 0.0), 1.0),
+                chunk_cov,
+                float(s.hit_rank),
+                # headings say little on their own; a "Label: value" line (Telepon: (0341) 558933) is a fact
+                float(len(words(s.text)) < 4 and ":" not in s.text),
+                # a sentence from a chunk that misses the question's anchors cannot be the cited answer
+                float(chunk_cov < self.config.anchor_coverage_min),
+                # seed 002's finalizer idea: a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
+                # number, a time or a name (display() adds the page title to "Label: value" lines)
+                float(kind is not None and not type_ok(kind, display(s))),
+            )
+            ev.components.append(parts)
+            ev.scores.append(float(weight @ np.asarray(parts)))
         # a question on the page (an FAQ entry) or a heading is not an answer; the sentence after it usually is
         sections = {h.chunk_id: (getattr(h, "section", "") or "", getattr(h, "title", "") or "") for h in hits}
         for i, s in enumerate(ev.sentences):
