@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "sample-site": "bot.cmd_site:cmd_sample_site",
     "docs": "bot.cmd_ingest:cmd_docs",
     "status": "bot.cmd_ops:cmd_status",
+    "runs": "bot.cmd_runs:cmd_runs",
 }
 
 
@@ -96,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("docs", "dump stored documents (or chunks) as JSON lines")
     p.add_argument("--chunks", action="store_true")
     add("status", "index version, counts and recent job runs")
+    p = add("runs", "recent reindex runs, or one run's stages, valves, failed pages and changes (runs show RUN_ID)")
+    p.add_argument("action", nargs="?", choices=["show"], help="show one run")
+    p.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    p.add_argument("--last", type=int, default=10, metavar="N", help="how many runs to list (default 10)")
     return parser
 
 

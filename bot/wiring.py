@@ -509,12 +509,23 @@ def _crawl_counts(report) -> Any:  # -> sync_jobs.reindex.CrawlCounts
         removed=report.removed,
         errors=tuple(str(e)[:300] for e in report.errors[:10]),
         extra={"pages_skipped": report.skipped, "site_down": report.site_down, "truncated": report.truncated,
-               "store_documents": report.documents, "store_chunks": report.chunks},
+               "store_documents": report.documents, "store_chunks": report.chunks,
+               # for the admin run page: which pages failed, and which were added, changed or removed
+               "failed_pages": list(report.failed_pages[:_PAGE_LIST_CAP]),
+               "pages_added_urls": list(report.added_urls[:_PAGE_LIST_CAP]),
+               "pages_changed_urls": [u for u in report.changed_urls if u not in set(report.added_urls)][
+                   :_PAGE_LIST_CAP],
+               "pages_removed_urls": list(report.removed_urls[:_PAGE_LIST_CAP])},
     )
 
 
-def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, seeds=None, max_pages=None):
-    """The one reindex job (sync_jobs.reindex.ReindexJob) wired to the real crawler, store and index."""
+_PAGE_LIST_CAP = 200  # URLs per list kept in a run's crawl log line
+
+
+def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, seeds=None, max_pages=None,
+                      progress=None):
+    """The one reindex job (sync_jobs.reindex.ReindexJob) wired to the real crawler, store and index.
+    ``progress(stage, done, total)`` drives a console progress bar (the CLI)."""
     import json
 
     from storage.docstore import DocumentStore
@@ -526,14 +537,14 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
     serving.close()
     crawl_config = build_crawl_config(settings, seeds=seeds or None, max_pages=max_pages)
 
-    async def crawl(store_path):
+    async def crawl(store_path, progress=None):
         import asyncio
 
         loop = asyncio.get_running_loop()
         store = await loop.run_in_executor(None, DocumentStore, store_path)
         try:
             with sample_site_for(settings, seeds):
-                return _crawl_counts(await crawl_site(crawl_config, store))
+                return _crawl_counts(await crawl_site(crawl_config, store, progress=progress))
         finally:
             await loop.run_in_executor(None, store.close)
 
@@ -563,6 +574,7 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         crawl=crawl,
         load=load,
         publish=publish,
+        progress=progress,
     )
 
 
@@ -623,12 +635,13 @@ __all__ += [
 # --- first-run bootstrap (the embedded default) ---------------------------------------------------------------
 
 
-def ensure_index(settings: Settings) -> None:
+def ensure_index(settings: Settings, progress=None) -> None:
     """Build the first index when there is none: the one reindex job (trigger ``cli``) over SITE_SEEDS, or over the
-    bundled sample site served on loopback. Blocking; raises RuntimeError with the run's error when it fails."""
+    bundled sample site served on loopback. Blocking; raises RuntimeError with the run's error when it fails.
+    ``progress(stage, done, total)``: a console bar."""
     import asyncio
 
-    job = build_reindex_job(settings)
+    job = build_reindex_job(settings, progress=progress)
     run = asyncio.run(job.run("cli"))
     if run.status != "SUCCESS":
         raise RuntimeError(
@@ -638,3 +651,30 @@ def ensure_index(settings: Settings) -> None:
 
 
 __all__ += ["ensure_index"]
+
+
+# --- what maintainers read: run pages, live progress, trends ----------------------------------------------------
+
+
+def build_run_views(settings: Settings, ops=None):  # -> bot.run_views.RunViews
+    """The admin page's run views over the run store; the next scheduled run comes from ``ops``' schedule, or
+    from REINDEX_CRON when this process runs no schedule."""
+    from datetime import datetime
+
+    from bot.run_views import RunViews
+
+    schedule = getattr(ops, "schedule", None)
+    runs = getattr(ops, "runs", None) or build_run_store(settings)
+
+    def next_run():
+        if schedule is not None:
+            return schedule.next_run_time()
+        from bot.scheduler import parse_cron
+
+        trigger = parse_cron(settings.reindex_cron, settings.timezone)
+        return trigger.get_next_fire_time(None, datetime.now(trigger.timezone))
+
+    return RunViews(runs, settings.index_dir, settings.timezone, next_run=next_run)
+
+
+__all__ += ["build_run_views"]

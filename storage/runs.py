@@ -97,6 +97,13 @@ CREATE TABLE IF NOT EXISTS job_run_logs (
     line TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS job_run_progress (
+    run_id TEXT PRIMARY KEY,
+    stage TEXT NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0,
+    total INTEGER,
+    updated_at TEXT NOT NULL
+);
 """
 
 
@@ -181,6 +188,25 @@ class RunStore:
                 "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM job_run_logs WHERE run_id = ?), ?)",
                 (run_id, run_id, text),
             )
+
+    def set_progress(self, run_id: str, stage: str, done: int = 0, total: int | None = None) -> None:
+        """Where a running run is now: its stage and ``done`` of ``total`` items (pages, chunks; total None when
+        unknown). One row per run, overwritten; the admin page polls it (the run may live in another process)."""
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO job_run_progress (run_id, stage, done, total, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(run_id) DO UPDATE SET stage = excluded.stage, done = excluded.done, "
+                "total = excluded.total, updated_at = excluded.updated_at",
+                (run_id, stage, int(done), None if total is None else int(total), utc_now()),
+            )
+
+    def progress(self, run_id: str) -> dict[str, Any] | None:
+        """``{"stage", "done", "total", "updated_at"}`` of a run, or None before its first report."""
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM job_run_progress WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        return {"stage": row["stage"], "done": row["done"], "total": row["total"], "updated_at": row["updated_at"]}
 
     def abort_running(self, reason: str = "the process stopped before the run ended",
                       except_ids: tuple[str, ...] = ()) -> list[str]:

@@ -17,6 +17,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -104,6 +105,8 @@ class CrawlReport:
     changed_urls: list[str] = field(default_factory=list)
     unchanged_urls: list[str] = field(default_factory=list)
     removed_urls: list[str] = field(default_factory=list)
+    added_urls: list[str] = field(default_factory=list)  # the changed pages that were not in the store before
+    failed_pages: list[dict] = field(default_factory=list)  # {url, status, error, retries} of each failed page
     site_down: bool = False
     truncated: bool = False
     changes: DocChanges | None = None
@@ -132,6 +135,8 @@ class _Outcome:
     target: str = ""
     reason: str = ""
     responded: bool = False  # the server answered (any HTTP status)
+    status: int = 0  # the last HTTP status (0: no answer)
+    attempts: int = 0  # requests made for it (1 + retries)
 
 
 def _seed_host(seed: str) -> str:
@@ -170,6 +175,8 @@ class _Crawl:
         self.robots_locks: dict[str, asyncio.Lock] = {}
         self.sitemaps: list[str] = []
         self.fetches = 0
+        self.queued = 0  # URLs put on the queue: the pages known so far (for progress)
+        self.progress: Callable[[int, int], None] | None = None
         self.truncated = False
         self.errors: list[str] = []
         self.fetcher: Fetcher | None = None
@@ -195,6 +202,7 @@ class _Crawl:
             self.skipped[url] = "deeper than CRAWL_MAX_DEPTH"
             return
         self.queue.put_nowait((depth, next(self.counter), url))
+        self.queued += 1
 
     # --- robots.txt and sitemaps -----------------------------------------------------------------------------
     async def robots_for(self, url: str) -> RobotFileParser | None:
@@ -268,6 +276,8 @@ class _Crawl:
                 self.outcomes[normalize_url(url)] = _Outcome("failed", url, reason=f"{type(error).__name__}: {error}")
             finally:
                 self.queue.task_done()
+                if self.progress is not None:
+                    self.progress(len(self.outcomes), min(self.queued, self.config.max_pages))
 
     async def process(self, url: str, depth: int) -> None:
         key = normalize_url(url)
@@ -327,10 +337,12 @@ class _Crawl:
             if result.kind == "http_error":
                 kind = "failed"  # 401/403/… may be a firewall's mood: never a reason to delete
             self.outcomes[key] = _Outcome(kind, url, reason=result.reason or f"HTTP {result.status}",
-                                          responded=result.status > 0)
+                                          responded=result.status > 0, status=result.status,
+                                          attempts=result.attempts)
             return
         if result.kind == "failed":
-            self.outcomes[key] = _Outcome("failed", url, reason=result.reason)
+            self.outcomes[key] = _Outcome("failed", url, reason=result.reason, status=result.status,
+                                          attempts=result.attempts)
             return
         body_hash = hashlib.sha1(result.body).hexdigest()
         if old is not None and old.status == "links" and old.body_hash == body_hash:
@@ -419,6 +431,11 @@ class _Crawl:
                 await asyncio.gather(*workers, return_exceptions=True)
 
 
+def _failed_page(outcome: _Outcome) -> dict:
+    return {"url": outcome.url, "status": outcome.status or None, "error": outcome.reason,
+            "retries": max(0, outcome.attempts - 1)}
+
+
 def _assemble(crawl: _Crawl, report: CrawlReport) -> tuple[list[PageState], list[str], dict[str, tuple[Document, ...]]]:
     """New page states, removed page keys, and the raw extracts of every live page."""
     config = crawl.config
@@ -430,9 +447,12 @@ def _assemble(crawl: _Crawl, report: CrawlReport) -> tuple[list[PageState], list
             assert outcome.state is not None
             states[key] = outcome.state
             getattr(report, f"{outcome.kind}_urls").append(outcome.url)
+            if outcome.kind == "changed" and (old is None or old.status != "ok"):
+                report.added_urls.append(outcome.url)
             continue
         if outcome.kind == "failed":
             report.failed_urls[outcome.url] = outcome.reason
+            report.failed_pages.append(_failed_page(outcome))
             continue
         report.skipped_urls[outcome.url] = outcome.reason
         if outcome.kind == "skipped" and outcome.state is not None:
@@ -479,14 +499,18 @@ def _finish(crawl: _Crawl, store: DocumentStore, report: CrawlReport, started_at
     report.documents, report.chunks = counts["documents"], counts["chunks"]
 
 
-async def crawl_site(config: CrawlConfig, store: DocumentStore) -> CrawlReport:
+async def crawl_site(config: CrawlConfig, store: DocumentStore,
+                     progress: Callable[[int, int], None] | None = None) -> CrawlReport:
     """Crawl the site into ``store`` and report what happened. Never raises for network trouble: a site that is
-    down gives ``report.site_down`` (and ``report.ok`` False) with the store untouched."""
+    down gives ``report.site_down`` (and ``report.ok`` False) with the store untouched.
+
+    ``progress(done, known)`` is called after each page: pages handled out of the pages found so far."""
     started = time.monotonic()
     started_at = _now()
     loop = asyncio.get_running_loop()
     states = await loop.run_in_executor(None, store.page_states)
     crawl = _Crawl(config, states)
+    crawl.progress = progress
     report = CrawlReport()
     try:
         async with asyncio.timeout(config.deadline):
@@ -504,6 +528,7 @@ async def crawl_site(config: CrawlConfig, store: DocumentStore) -> CrawlReport:
         report.site_down = True
         failures = [f"{o.url}: {o.reason}" for o in crawl.outcomes.values() if o.kind in ("failed", "skipped")]
         report.failed_urls = {o.url: o.reason for o in crawl.outcomes.values() if o.kind == "failed"}
+        report.failed_pages = [_failed_page(o) for o in crawl.outcomes.values() if o.kind == "failed"]
         report.skipped_urls.update({o.url: o.reason for o in crawl.outcomes.values() if o.kind != "failed"})
         report.failed = len(report.failed_urls)
         report.skipped = len(report.skipped_urls)

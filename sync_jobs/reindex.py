@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import inspect
 import json
 import logging
 import shutil
 import sqlite3
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,10 +42,17 @@ from storage.runs import JobRun, RunStore
 
 __all__ = [
     "CrawlCounts", "ReindexConfig", "ReindexJob", "ValveTripped", "copy_sqlite", "index_info", "promote_tables",
-    "status_snapshot",
+    "status_snapshot", "warm_passage_cache",
 ]
 
 logger = logging.getLogger(__name__)
+
+_EMBED_BATCH = 32  # chunks per embedding call: the progress of a long embed is reported after each batch
+_PROGRESS_EVERY_S = 0.25  # the run store's progress row is rewritten at most this often (the admin page polls it)
+
+# progress(stage, done, total): a run's stage and how many of its items (pages, chunks) are done; total None when
+# unknown. Called from the event loop and from executor threads.
+ProgressFn = Callable[[str, int, "int | None"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +158,7 @@ class ReindexJob:
         crawl: CrawlFn,
         load: LoadFn,
         publish: PublishFn | None = None,
+        progress: ProgressFn | None = None,
     ) -> None:
         self.config = config
         self.runs = runs
@@ -157,6 +167,9 @@ class ReindexJob:
         self._crawl = crawl
         self._load = load
         self._publish = publish
+        self.progress = progress  # a console progress bar (the CLI); the run store is always told
+        self._progress_lock = threading.Lock()
+        self._progress_written: dict[str, tuple[str, float]] = {}
 
     # --- helpers -------------------------------------------------------------------------------------------
     async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -167,6 +180,47 @@ class ReindexJob:
         await self._blocking(self.runs.log, run.run_id, line)
         logger.info("reindex %s stage %s %s", run.run_id, stage, json.dumps(counts, ensure_ascii=False, default=str),
                     extra={"run_id": run.run_id, "stage": stage, "duration_s": line["duration_s"], "counts": counts})
+
+    def _progress(self, run: JobRun, stage: str, done: int = 0, total: int | None = None) -> None:
+        """Tell the console bar and (throttled) the run store where the run is. Never raises."""
+        if self.progress is not None:
+            with contextlib.suppress(Exception):
+                self.progress(stage, done, total)
+        now = time.monotonic()
+        with self._progress_lock:
+            last_stage, last_at = self._progress_written.get(run.run_id, ("", 0.0))
+            due = stage != last_stage or now - last_at >= _PROGRESS_EVERY_S or (total is not None and done >= total)
+            if due:
+                self._progress_written[run.run_id] = (stage, now)
+        if not due:
+            return
+
+        def write() -> None:
+            try:
+                self.runs.set_progress(run.run_id, stage, done, total)
+            except Exception as error:  # progress is a courtesy: never fail a run over it
+                logger.debug("could not record the progress of run %s: %s", run.run_id, error)
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            write()  # an executor thread: blocking is fine here
+        else:
+            loop.run_in_executor(None, write)
+
+    async def _run_crawl(self, run: JobRun, staging: Path) -> CrawlCounts:
+        """The crawl, told how to report pages done out of pages known when it accepts ``progress=``."""
+        try:
+            accepts = "progress" in inspect.signature(self._crawl).parameters
+        except (TypeError, ValueError):
+            accepts = False
+        if not accepts:
+            return await self._crawl(staging)
+
+        def pages(done: int, known: int) -> None:
+            self._progress(run, "crawl", done, known)
+
+        return await self._crawl(staging, progress=pages)  # type: ignore[call-arg]
 
     def index_info(self) -> dict[str, Any]:
         """The serving index as recorded on disk: version, chunks, documents, embedder, built_at, size_bytes."""
@@ -207,6 +261,8 @@ class ReindexJob:
                 await self.lock.release()
 
     async def _finish(self, run: JobRun, status: str, *, error: str | None = None, **counts: Any) -> JobRun:
+        with self._progress_lock:
+            self._progress_written.pop(run.run_id, None)
         final = await self._blocking(lambda: self.runs.finish(run.run_id, status, error=error, **counts))
         logger.log(
             logging.INFO if status in ("SUCCESS", "SKIPPED") else logging.ERROR,
@@ -234,44 +290,51 @@ class ReindexJob:
 
         # 1. staging copy of the serving document store ---------------------------------------------------------
         t = time.perf_counter()
+        self._progress(run, "prepare")
         existed = cfg.serving_store.exists()
         await self._blocking(self._prepare_staging, staging)
         await self._stage(run, "prepare", t, serving_store_existed=existed)
 
         # 2. crawl into the staging store ---------------------------------------------------------------------
         t = time.perf_counter()
-        counts = await self._crawl(staging)
+        self._progress(run, "crawl")
+        counts = await self._run_crawl(run, staging)
         await self._blocking(lambda: self.runs.update(
             run.run_id, pages_fetched=counts.fetched, pages_changed=counts.changed,
             pages_unchanged=counts.unchanged, pages_failed=counts.failed, pages_removed=counts.removed))
         await self._stage(run, "crawl", t, pages_fetched=counts.fetched, pages_changed=counts.changed,
                           pages_unchanged=counts.unchanged, pages_failed=counts.failed,
                           pages_removed=counts.removed, errors=list(counts.errors[:5]), **counts.extra)
-        await self._crawl_valves(run, counts)
         self._check_lock()
 
         # 3. the crawled documents and their chunks (extracted and chunked by the crawl) ------------------------
         t = time.perf_counter()
+        self._progress(run, "chunk")
         documents, chunks = await self._blocking(self._load_and_chunk, staging)
         old = self.index_info()
         old_chunks = int(old.get("chunks") or 0)
         await self._stage(run, "chunk", t, documents=len(documents), chunks=len(chunks), old_chunks=old_chunks)
-        if not chunks:
-            raise ValveTripped("the crawl produced no text to index (0 chunks); check SITE_SEEDS and the site")
-        if old_chunks and len(chunks) < cfg.min_chunks_ratio * old_chunks:
-            raise ValveTripped(
-                f"the new index would have {len(chunks)} chunks, fewer than {cfg.min_chunks_ratio:.0%} of the "
-                f"current {old_chunks}; not swapping (pages missing from the site? see the crawl errors)")
+
+        # 3b. the safety valves, each with its threshold and measured value -----------------------------------
+        t = time.perf_counter()
+        self._progress(run, "validate")
+        checks = await self._valve_checks(counts, len(chunks), old_chunks)
+        failed = [c for c in checks if not c["ok"]]
+        await self._stage(run, "validate", t, checks=checks, passed=not failed)
+        if failed:
+            raise ValveTripped(failed[0]["error"])
         self._check_lock()
 
         # 4. embed only what the cache does not know -------------------------------------------------------------
         t = time.perf_counter()
-        embedded, embed_seconds = await self._blocking(self._embed_new, chunks)
+        self._progress(run, "embed", 0, len(chunks))
+        embedded, embed_seconds = await self._blocking(self._embed_new, chunks, run)
         await self._stage(run, "embed", t, chunks_embedded=embedded, embed_seconds=round(embed_seconds, 3))
         self._check_lock()
 
         # 5. build a new version and switch the pointer atomically ---------------------------------------------
         t = time.perf_counter()
+        self._progress(run, "index")
         report = await self._blocking(self.index_manager.build, chunks, documents)
         if embedded is None:  # the embedder has no cache: the build did the embedding
             embedded, embed_seconds = report.embedded, report.duration_s
@@ -280,6 +343,7 @@ class ReindexJob:
 
         # 6. the staging store becomes the serving store ------------------------------------------------------
         t = time.perf_counter()
+        self._progress(run, "promote")
         await self._blocking(promote_tables, staging, cfg.serving_store, cfg.store_tables)
         await self._stage(run, "promote", t)
 
@@ -301,22 +365,49 @@ class ReindexJob:
             error=("; ".join(counts.errors[:3]) or None) if counts.failed else None,
         )
 
-    async def _crawl_valves(self, run: JobRun, counts: CrawlCounts) -> None:
+    async def _valve_checks(self, counts: CrawlCounts, chunks: int, old_chunks: int) -> list[dict[str, Any]]:
+        """Every safety valve as ``{name, ok, threshold, measured, error}``; the first failed one stops the run."""
         cfg = self.config
         examples = "; ".join(counts.errors[:3])
-        if counts.fetched == 0:
-            raise ValveTripped(
-                "the crawl fetched no pages (the site is down or unreachable?)" + (f": {examples}" if examples else ""))
+        tail = f": {examples}" if examples else ""
         last = await self._blocking(self.runs.last_success)
-        if last is not None and last.pages_fetched and counts.fetched < cfg.min_pages_ratio * last.pages_fetched:
-            raise ValveTripped(
-                f"the crawl fetched {counts.fetched} pages, fewer than {cfg.min_pages_ratio:.0%} of the "
-                f"{last.pages_fetched} of the last good run ({last.run_id})" + (f": {examples}" if examples else ""))
         attempted = counts.fetched + counts.failed
-        if attempted and counts.failed / attempted > cfg.max_error_ratio:
-            raise ValveTripped(
-                f"{counts.failed} of {attempted} pages failed ({counts.failed / attempted:.0%}, the limit is "
-                f"{cfg.max_error_ratio:.0%})" + (f": {examples}" if examples else ""))
+        checks: list[dict[str, Any]] = [{
+            "name": "pages_fetched", "ok": counts.fetched > 0, "threshold": 1, "measured": counts.fetched,
+            "error": "the crawl fetched no pages (the site is down or unreachable?)" + tail,
+        }]
+        if last is not None and last.pages_fetched:
+            checks.append({
+                "name": "min_pages_ratio", "ok": counts.fetched >= cfg.min_pages_ratio * last.pages_fetched,
+                "threshold": cfg.min_pages_ratio, "measured": round(counts.fetched / last.pages_fetched, 4),
+                "detail": {"fetched": counts.fetched, "last_good": last.pages_fetched, "last_run": last.run_id},
+                "error": f"the crawl fetched {counts.fetched} pages, fewer than {cfg.min_pages_ratio:.0%} of the "
+                         f"{last.pages_fetched} of the last good run ({last.run_id})" + tail,
+            })
+        if attempted:
+            checks.append({
+                "name": "max_error_ratio", "ok": counts.failed / attempted <= cfg.max_error_ratio,
+                "threshold": cfg.max_error_ratio, "measured": round(counts.failed / attempted, 4),
+                "detail": {"failed": counts.failed, "attempted": attempted},
+                "error": f"{counts.failed} of {attempted} pages failed ({counts.failed / attempted:.0%}, the limit "
+                         f"is {cfg.max_error_ratio:.0%})" + tail,
+            })
+        checks.append({
+            "name": "chunks", "ok": chunks > 0, "threshold": 1, "measured": chunks,
+            "error": "the crawl produced no text to index (0 chunks); check SITE_SEEDS and the site",
+        })
+        if old_chunks:
+            checks.append({
+                "name": "min_chunks_ratio", "ok": chunks >= cfg.min_chunks_ratio * old_chunks,
+                "threshold": cfg.min_chunks_ratio, "measured": round(chunks / old_chunks, 4),
+                "detail": {"chunks": chunks, "old_chunks": old_chunks},
+                "error": f"the new index would have {chunks} chunks, fewer than {cfg.min_chunks_ratio:.0%} of the "
+                         f"current {old_chunks}; not swapping (pages missing from the site? see the crawl errors)",
+            })
+        for check in checks:
+            if check["ok"]:
+                check.pop("error")
+        return checks
 
     # --- blocking parts -----------------------------------------------------------------------------------
     def _prepare_staging(self, staging: Path) -> None:
@@ -340,16 +431,13 @@ class ReindexJob:
                 chunks.append(chunk)
         return list(documents), chunks
 
-    def _embed_new(self, chunks: Sequence[Chunk]) -> tuple[int | None, float]:
+    def _embed_new(self, chunks: Sequence[Chunk], run: JobRun | None = None) -> tuple[int | None, float]:
         """Warm the passage cache with the chunks it lacks, timing only that. (None, 0) without a cache."""
-        embedder = self.index_manager.embedder
-        if not isinstance(embedder, CachedEmbedder):
-            return None, 0.0
-        texts = [passage_text(c) for c in chunks]
-        before = embedder.computed
-        started = time.perf_counter()
-        embedder.embed(texts, kind="passage")
-        return embedder.computed - before, time.perf_counter() - started
+        def batch(done: int, total: int) -> None:
+            if run is not None:
+                self._progress(run, "embed", done, total)
+
+        return warm_passage_cache(self.index_manager.embedder, chunks, on_batch=batch)
 
     # --- start-up recovery and status ---------------------------------------------------------------------
     async def recover(self) -> dict[str, Any]:
@@ -399,6 +487,23 @@ class ReindexJob:
     async def status(self, limit: int = 10) -> dict[str, Any]:
         """``{"index": {"version", "chunks", …, "last_crawl"}, "runs": [newest first]}``."""
         return await self._blocking(status_snapshot, self.runs, Path(self.index_manager.root), limit)
+
+
+def warm_passage_cache(embedder: Any, chunks: Sequence[Chunk],
+                       on_batch: Callable[[int, int], None] | None = None) -> tuple[int | None, float]:
+    """Embed the chunks a ``CachedEmbedder`` lacks, in batches (``on_batch(done, total)`` after each), so the
+    index build that follows finds them all in the cache. Returns (chunks computed, seconds); (None, 0.0) when the
+    embedder has no cache (the build embeds then)."""
+    if not isinstance(embedder, CachedEmbedder):
+        return None, 0.0
+    texts = [passage_text(c) for c in chunks]
+    before = embedder.computed
+    started = time.perf_counter()
+    for start in range(0, len(texts), _EMBED_BATCH):
+        embedder.embed(texts[start:start + _EMBED_BATCH], kind="passage")
+        if on_batch is not None:
+            on_batch(min(start + _EMBED_BATCH, len(texts)), len(texts))
+    return embedder.computed - before, time.perf_counter() - started
 
 
 def index_info(root: Path) -> dict[str, Any]:

@@ -109,7 +109,7 @@ async def test_an_unchanged_second_run_embeds_nothing(mutable_sample_site, warm_
     _, fresh = warm_embeddings
     assert fresh.chunks_embedded == fresh.chunks_total
     stages = [line["stage"] for line in job.runs.logs(second.run_id)]
-    assert stages == ["prepare", "crawl", "chunk", "embed", "index", "promote", "finish"]
+    assert stages == ["prepare", "crawl", "chunk", "validate", "embed", "index", "promote", "finish"]
     assert all("duration_s" in line and line["run_id"] == second.run_id for line in job.runs.logs(second.run_id))
 
 
