@@ -26,20 +26,26 @@ NO_INDEX_MESSAGE = (
 
 
 @asynccontextmanager
-async def _pipeline(settings: Settings, need_index: bool = True):
-    """The index manager, LLM pool and pipeline for one command; the pool is closed on exit."""
+async def _pipeline(settings: Settings, need_index: bool = True, json_output: bool = True):
+    """The index manager, LLM pool and pipeline for one command; the pool is closed on exit. The first index is
+    built with a progress bar on a terminal (not with ``json_output``)."""
     from bot import wiring
+    from bot.progress import console_progress
 
     manager = wiring.build_index_manager(settings)
     loop = asyncio.get_running_loop()
     index = await loop.run_in_executor(None, manager.current)
     if index is None and need_index:
         print("Menyiapkan indeks pertama … (sekali saja)", file=sys.stderr)
+        progress = console_progress(json_output)
         try:
-            await loop.run_in_executor(None, wiring.ensure_index, settings)
+            await loop.run_in_executor(None, wiring.ensure_index, settings, progress)
         except RuntimeError as error:  # the first reindex failed (site down, …): say why, then how to retry
             print(f"error: {error}", file=sys.stderr)
             raise _NoIndex() from None
+        finally:
+            if progress is not None:
+                progress.close()
         index = await loop.run_in_executor(None, manager.current)
         if index is None:
             raise _NoIndex()
@@ -82,7 +88,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> int:
         try:
-            async with _pipeline(settings) as (pipeline, _):
+            async with _pipeline(settings, json_output=args.json) as (pipeline, _):
                 answer = await pipeline.answer(args.question)
         except _NoIndex:
             if args.json:
@@ -110,7 +116,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> int:
         try:
-            async with _pipeline(settings) as (pipeline, _):
+            async with _pipeline(settings, json_output=args.json) as (pipeline, _):
                 print("Selamat datang di asisten program studi.\n" + HELP_TEXT)
                 history: list[Message] = []
                 last = None

@@ -30,12 +30,18 @@ def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
         print(f"error: cannot serve the bundled sample site at {config.seeds[0]} ({error}); set "
               "SITE_SEEDS to your site, or start `python -m bot sample-site` yourself", file=sys.stderr)
         return 1
+    from bot.progress import console_progress
+
+    bar = console_progress(args.json)
+    pages = (lambda done, known: bar("crawl", done, known)) if bar is not None else None
     store = open_docstore(settings)
     try:
-        report = asyncio.run(crawl_site(config, store))
+        report = asyncio.run(crawl_site(config, store, progress=pages))
     finally:
         store.close()
         site.__exit__(None, None, None)
+        if bar is not None:
+            bar.close()
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:

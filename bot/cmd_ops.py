@@ -14,7 +14,7 @@ from bot.settings import Settings
 __all__ = ["cmd_reindex", "cmd_status"]
 
 
-async def _reindex(args: argparse.Namespace, settings: Settings) -> Any:
+async def _reindex(args: argparse.Namespace, settings: Settings, progress: Any = None) -> Any:
     from bot.ops import ReindexCoordinator
 
     redis = None
@@ -24,7 +24,7 @@ async def _reindex(args: argparse.Namespace, settings: Settings) -> Any:
         redis = connect_redis(settings.redis_url, timeout=5.0)
     try:
         job = wiring.build_reindex_job(settings, redis=redis, seeds=list(args.seed or []) or None,
-                                       max_pages=args.max_pages)
+                                       max_pages=args.max_pages, progress=progress)
         coordinator = ReindexCoordinator(job, notify=wiring.build_admin_notifier(settings))
         return await coordinator.trigger("cli")
     finally:
@@ -36,7 +36,14 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
     """Crawl, index, validate and swap once; print the run record. Exit 0 only on SUCCESS."""
     from bot.ops import format_run_summary
 
-    run = asyncio.run(_reindex(args, settings))
+    from bot.progress import console_progress
+
+    progress = console_progress(args.json)
+    try:
+        run = asyncio.run(_reindex(args, settings, progress))
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         print(json.dumps(run.as_json(), ensure_ascii=False))
     else:

@@ -117,7 +117,19 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         if not chunks:
             return _fail(args, "the document store is empty: run `python -m bot crawl` first (or use --from-jsonl)")
     manager = wiring.build_index_manager(settings)
-    report = manager.build(chunks, documents, full=bool(args.full))
+    from bot.progress import console_progress
+
+    bar = console_progress(args.json)
+    if bar is not None and not args.full:  # embed what the cache lacks with a bar; the build then finds it all
+        from sync_jobs.reindex import warm_passage_cache
+
+        warm_passage_cache(manager.embedder, chunks, on_batch=lambda done, total: bar("embed", done, total))
+        bar("index")
+    try:
+        report = manager.build(chunks, documents, full=bool(args.full))
+    finally:
+        if bar is not None:
+            bar.close()
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:
