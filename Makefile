@@ -41,11 +41,13 @@ setup: $(STAMP_DEV)
 run: $(STAMP_RUN)
 	$(PY) -m bot chat
 
+# .ci/test-env: installs Debian's chromium (and a font) when missing and it may (root or sudo), else names what to
+# install; uses REDIS_URL / 127.0.0.1:6379 when it answers, else a throwaway redis-server on a free port for the run.
 test: setup
-	$(PY) -m pytest -q
+	.ci/test-env $(PY) -m pytest -q
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not integration and not browser and not faults"
+	.ci/test-env $(PY) -m pytest -q -m "not integration and not browser and not faults"
 
 lint: setup
 	$(VENV)/bin/ruff check .

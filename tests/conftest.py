@@ -55,36 +55,66 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # The Redis address is kept for the `redis_url` fixture only; tests that want Redis ask for that fixture.
 _REDIS_BASE = os.environ.pop("REDIS_URL", "") or "redis://127.0.0.1:6379"
 for _name in list(os.environ):
-    if _name.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "LLM_", "ADMIN_")) or _name in ("DATA_DIR", "EMBEDDER"):
+    if _name.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "LLM_", "ADMIN_")) or _name in ("DATA_DIR", "EMBEDDER", "DEMO"):
         del os.environ[_name]
 
 
 # --- Redis ----------------------------------------------------------------------------------------------------
 
-_DB_NUMBERS = itertools.cycle(range(1, 16))
+# Each test gets a logical DB of its own, leased in DB 0 (SET NX with a TTL) so that no other test — in this
+# process, a leftover child process, or another pytest run on the same Redis — flushes it underneath: the fixture
+# used to cycle through DBs 1-15 and flush them, which made a concurrent run wipe a claim mid-test
+# (test_reindex_acceptance's "the same tick fired again does not run again").
+_LEASE_PREFIX = "prodibot:tests:db-lease:"
+_LEASE_TTL_SECONDS = 3600
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+_NEXT_DB = itertools.count()
+
+
+def _lease_db(admin, owner: str) -> int | None:
+    start = next(_NEXT_DB)
+    for step in range(15):
+        db = 1 + (start + step) % 15
+        if admin.set(f"{_LEASE_PREFIX}{db}", owner, nx=True, ex=_LEASE_TTL_SECONDS):
+            return db
+    return None
 
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:
-    """A real Redis (REDIS_URL or 127.0.0.1:6379) on a logical DB of its own, flushed before and after."""
+    """A real Redis (REDIS_URL or 127.0.0.1:6379) on a logical DB leased to this test, flushed before and after."""
+    import time
+    import uuid
+
     import redis
 
     base = _REDIS_BASE.rstrip("/")
     if base.count("/") > 2:  # strip an explicit db number
         base = base.rsplit("/", 1)[0]
-    db = next(_DB_NUMBERS)
+    admin = redis.Redis.from_url(f"{base}/0", socket_timeout=5)
+    try:
+        admin.ping()
+    except redis.RedisError as error:  # pragma: no cover - `make test` starts a Redis when none answers
+        pytest.fail(f"Redis is not reachable at {base}: {error}. Start it (see README) and rerun.")
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
+    db = _lease_db(admin, owner)
+    for _ in range(600):  # all 15 leased by other runs: wait for one (a leased DB is never taken over)
+        if db is not None:
+            break
+        time.sleep(0.5)
+        db = _lease_db(admin, owner)
+    if db is None:  # pragma: no cover
+        pytest.fail(f"every Redis DB 1-15 at {base} is leased by other test runs ({_LEASE_PREFIX}*)")
     url = f"{base}/{db}"
     client = redis.Redis.from_url(url, socket_timeout=5)
-    try:
-        client.ping()
-    except redis.RedisError as error:  # pragma: no cover - CI starts Redis
-        pytest.fail(f"Redis is not reachable at {base}: {error}. Start it (see README) and rerun.")
     client.flushdb()
     try:
         yield url
     finally:
         client.flushdb()
         client.close()
+        admin.eval(_RELEASE, 1, f"{_LEASE_PREFIX}{db}", owner)
+        admin.close()
 
 
 @pytest.fixture
