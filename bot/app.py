@@ -117,6 +117,11 @@ class ServeApp:
         await self._start_polling()
         if self.ops is not None:
             await self.ops.start(schedule=self.start_scheduler)
+            if self.start_scheduler and self.index_ready is not None and not self.index_ready():
+                # a first deploy (or the demo) should not wait for the night: build the first index now
+                logger.info("no index yet: building the first one from %s in the background",
+                            "the bundled demo site" if wiring.uses_demo_site(s) else "SITE_SEEDS")
+                self.ops.coordinator.start("cli")
         logger.info("serving: web%s%s on http://%s:%s", self._tg_note(), ", whatsapp" if self.whatsapp else "",
                     s.http_host, self.port)
 

@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("chat", "console chat on the current index (works offline, no tokens, no Redis)")
     p = add("serve", "run every configured channel (Telegram, WhatsApp, web) and the scheduler")
     p.add_argument("--no-scheduler", action="store_true", help="do not start the reindex schedule")
+    p.add_argument("--demo", action="store_true",
+                   help="without SITE_SEEDS: serve the demo on the bundled sample site (same as DEMO=true)")
     p = add("crawl", "crawl the site into the document store")
     p.add_argument("--seed", action="append", default=[], metavar="URL", help="start URL (repeatable)")
     p.add_argument("--max-pages", type=int, default=None, metavar="N")

@@ -14,32 +14,32 @@ __all__ = ["cmd_crawl", "cmd_docs"]
 
 def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
     """Crawl the site into the document store; print the CrawlReport (``--json``) or a summary."""
-    from bot.wiring import build_crawl_config, open_docstore, sample_site_for
+    from bot.settings import SettingsError
+    from bot.wiring import build_crawl_config, crawl_target, open_docstore, require_site, uses_demo_site
     from sync_jobs.crawl import crawl_site
 
     seeds = list(getattr(args, "seed", None) or [])
     try:
-        config = build_crawl_config(settings, seeds=seeds or None, max_pages=getattr(args, "max_pages", None))
-    except ValueError as error:
+        require_site(settings, seeds)
+        if not uses_demo_site(settings, seeds):
+            build_crawl_config(settings, seeds=seeds or None, max_pages=getattr(args, "max_pages", None))
+    except (ValueError, SettingsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    site = sample_site_for(settings, seeds)
-    try:
-        site.__enter__()
-    except OSError as error:
-        print(f"error: cannot serve the bundled sample site at {config.seeds[0]} ({error}); set "
-              "SITE_SEEDS to your site, or start `python -m bot sample-site` yourself", file=sys.stderr)
-        return 1
+
+    async def crawl():
+        with crawl_target(settings, seeds or None, getattr(args, "max_pages", None)) as config:
+            return await crawl_site(config, store, progress=pages)
+
     from bot.progress import console_progress
 
     bar = console_progress(args.json)
     pages = (lambda done, known: bar("crawl", done, known)) if bar is not None else None
     store = open_docstore(settings)
     try:
-        report = asyncio.run(crawl_site(config, store, progress=pages))
+        report = asyncio.run(crawl())
     finally:
         store.close()
-        site.__exit__(None, None, None)
         if bar is not None:
             bar.close()
     if args.json:

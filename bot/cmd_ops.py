@@ -35,7 +35,13 @@ async def _reindex(args: argparse.Namespace, settings: Settings, progress: Any =
 def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
     """Crawl, index, validate and swap once; print the run record. Exit 0 only on SUCCESS."""
     from bot.ops import format_run_summary
+    from bot.settings import SettingsError
 
+    try:
+        wiring.require_site(settings, list(args.seed or []))
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     from bot.progress import console_progress
 
     progress = console_progress(args.json)

@@ -40,7 +40,20 @@ async def _serve(settings: Settings, *, scheduler: bool, as_json: bool) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """Run until SIGINT/SIGTERM; exit 0 after a clean shutdown."""
+    """Run until SIGINT/SIGTERM; exit 0 after a clean shutdown. Without SITE_SEEDS only as the demo (``--demo``
+    or DEMO=true), which serves and indexes the bundled sample site under its fake public URLs."""
+    import sys
+
+    from bot import wiring
+    from bot.settings import SettingsError
+
+    if getattr(args, "demo", False):
+        settings = settings.model_copy(update={"demo": True})
+    try:
+        wiring.require_site(settings)
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 2
     try:
         asyncio.run(_serve(settings, scheduler=not args.no_scheduler, as_json=bool(args.json)))
     except OSError as error:

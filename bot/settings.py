@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["text", "json"] = "json"  # serve's stdout; the log file is always JSON
     timezone: str = "Asia/Jakarta"
+    # The bundled sample site is only ever a demo: `serve`, `crawl`, `reindex` and the schedule need SITE_SEEDS
+    # unless DEMO=true (or `serve --demo`); `chat` and `ask` fall back to it on their own.
+    demo: bool = False
 
     # --- channels ------------------------------------------------------------------------------------------
     telegram_token: SecretStr | None = None
@@ -61,6 +64,8 @@ class Settings(BaseSettings):
     # --- crawling and ingestion ----------------------------------------------------------------------------
     site_seeds: CommaList = Field(default_factory=list)
     site_allowed_domains: CommaList = Field(default_factory=list)
+    site_allowed_path_prefixes: CommaList = Field(default_factory=list)
+    crawl_robots_5xx: Literal["disallow", "allow"] = "disallow"
     crawl_allow_private_networks: bool = False
     crawl_delay_seconds: float = Field(0.5, ge=0)
     crawl_max_pages: int = Field(2000, ge=1)
@@ -138,7 +143,7 @@ class Settings(BaseSettings):
     index_reload_interval_seconds: float = Field(30.0, ge=0)
     reindex_in_subprocess: bool = True
 
-    @field_validator("admin_ids", "site_seeds", "site_allowed_domains", mode="before")
+    @field_validator("admin_ids", "site_seeds", "site_allowed_domains", "site_allowed_path_prefixes", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
@@ -161,6 +166,9 @@ class Settings(BaseSettings):
             raise ValueError("LLM_BACKEND=openai needs LLM_ENDPOINT, e.g. http://127.0.0.1:8000/v1")
         if self.hnsw_ef_search < self.similarity_top_k:
             raise ValueError("HNSW_EF_SEARCH must be at least SIMILARITY_TOP_K")
+        for prefix in self.site_allowed_path_prefixes:
+            if not prefix.startswith("/"):
+                raise ValueError(f"SITE_ALLOWED_PATH_PREFIXES: {prefix!r} is not a URL path; write it like /informatika/")
         return self
 
     # Derived paths -----------------------------------------------------------------------------------------

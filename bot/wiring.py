@@ -28,23 +28,35 @@ def open_docstore(settings: Settings):  # -> storage.docstore.DocumentStore
     return DocumentStore(settings.db_path)
 
 
-def build_crawl_config(settings: Settings, seeds=None, max_pages=None):  # -> sync_jobs.crawl.CrawlConfig
-    """The crawl's frozen config. No seeds anywhere → the bundled sample site, which must then be running
-    (``python -m bot sample-site``) at its default address; tests pass the fixture's URL as a seed."""
+# The bundled sample site is only ever a demo. Its pages are stored under this fixed, clearly fake public origin
+# (the same index from run to run, whatever port the process picked); the crawler reaches it on the loopback port
+# this process serves it on, and on nothing else.
+DEMO_ORIGIN = "https://prodi.example.ac.id"
+NO_SITE_MESSAGE = (
+    "SITE_SEEDS is not set: set it to the prodi's website, e.g. SITE_SEEDS=https://informatika.uin-malang.ac.id/ "
+    "(in the environment or .env). To try the bot on the bundled sample site instead, run the demo: DEMO=true, "
+    "or `python -m bot serve --demo`."
+)
+
+
+def uses_demo_site(settings: Settings, seeds=None) -> bool:
+    """No seeds anywhere (``--seed`` or SITE_SEEDS): the crawl target is the bundled demo site."""
+    return not [s for s in (seeds or settings.site_seeds) if s]
+
+
+def require_site(settings: Settings, seeds=None) -> None:
+    """``serve``, the schedule, ``crawl`` and ``reindex`` need SITE_SEEDS unless the demo is asked for explicitly."""
+    if uses_demo_site(settings, seeds) and not settings.demo:
+        raise SettingsError(NO_SITE_MESSAGE)
+
+
+def build_crawl_config(settings: Settings, seeds=None, max_pages=None, *, demo_url: str | None = None):
+    """The crawl's frozen config (sync_jobs.crawl.CrawlConfig). With no seeds anywhere it is the demo crawl, which
+    needs ``demo_url``: where this process serves the bundled site (use :func:`crawl_target`)."""
     from sync_jobs.crawl import CrawlConfig
 
     chosen = [s for s in (seeds or settings.site_seeds) if s]
-    allow_private = settings.crawl_allow_private_networks
-    delay = settings.crawl_delay_seconds
-    if not chosen:
-        chosen = [f"http://127.0.0.1:{SAMPLE_SITE_PORT}/"]
-        allow_private = True  # the bundled sample site only ever runs on loopback
-        delay = 0.0  # and it is our own server in this process: no politeness delay needed
-    return CrawlConfig(
-        seeds=tuple(chosen),
-        allowed_domains=tuple(settings.site_allowed_domains),
-        allow_private=allow_private,
-        delay=delay,
+    common = dict(
         max_pages=max_pages or settings.crawl_max_pages,
         max_depth=settings.crawl_max_depth,
         concurrency=settings.crawl_concurrency,
@@ -56,35 +68,48 @@ def build_crawl_config(settings: Settings, seeds=None, max_pages=None):  # -> sy
         chunk_target_tokens=settings.chunk_target_tokens,
         chunk_overlap=settings.chunk_overlap,
         chunk_max_tokens=settings.chunk_max_tokens,
+        robots_5xx=settings.crawl_robots_5xx,
+    )
+    if not chosen:
+        if not demo_url:
+            raise ValueError("no SITE_SEEDS: the demo crawl needs the bundled site served by this process "
+                             "(bot.wiring.crawl_target starts it)")
+        return CrawlConfig(
+            seeds=(DEMO_ORIGIN + "/",),
+            allowed_domains=(DEMO_ORIGIN.split("//", 1)[1],),
+            allow_private=False,  # the only loopback address reachable is the override below
+            delay=0.0,  # our own server in this process: no politeness delay needed
+            origin_overrides=((DEMO_ORIGIN, demo_url),),
+            **common,
+        )
+    return CrawlConfig(
+        seeds=tuple(chosen),
+        allowed_domains=tuple(settings.site_allowed_domains),
+        allowed_path_prefixes=tuple(settings.site_allowed_path_prefixes),
+        allow_private=settings.crawl_allow_private_networks,
+        delay=settings.crawl_delay_seconds,
+        **common,
     )
 
 
-SAMPLE_SITE_PORT = 8000  # `python -m bot sample-site` default
-
-
-def _port_in_use(port: int) -> bool:
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
 @contextlib.contextmanager
-def sample_site_for(settings: Settings, seeds=None) -> Iterator[None]:
-    """With no seeds anywhere the crawl target is the bundled sample site: serve it on its fixed loopback port for
-    the duration (unless `python -m bot sample-site` already does), so stored URLs stay the same across runs.
-    Crawl, reindex (CLI, schedule, /reindex) and the first-run bootstrap all go through here."""
-    if seeds or settings.site_seeds or _port_in_use(SAMPLE_SITE_PORT):
-        yield
+def crawl_target(settings: Settings, seeds=None, max_pages=None) -> Iterator[Any]:
+    """The crawl config for ``seeds`` or SITE_SEEDS; with neither, the bundled demo site is served on a free
+    loopback port that this process picks, for the duration, and the config reaches it (and only it) there.
+    Nothing ever crawls whatever else happens to listen on some port. Crawl, reindex (CLI, schedule, /reindex)
+    and the first-run bootstrap all go through here."""
+    if not uses_demo_site(settings, seeds):
+        yield build_crawl_config(settings, seeds, max_pages)
         return
     from bot.sample_site import SampleSite
 
-    with SampleSite(port=SAMPLE_SITE_PORT):
-        yield
+    with SampleSite(port=0, public_url=DEMO_ORIGIN) as site:
+        yield build_crawl_config(settings, seeds, max_pages, demo_url=site.base_url)
 
 
-__all__ += ["build_crawl_config", "open_docstore", "sample_site_for"]
+__all__ += [
+    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "open_docstore", "require_site", "uses_demo_site",
+]
 
 # --- retrieval (index manager, embedder, facts) --------------------------------------------------------------
 
@@ -426,6 +451,7 @@ async def build_serve_operations(settings: Settings, metrics=None, index_manager
 
     from bot.scheduler import ReindexSchedule
 
+    require_site(settings)  # the schedule never crawls the demo site unless asked to (DEMO=true, serve --demo)
     client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=5) if settings.redis_url else None
     coordinator = build_reindex_coordinator(settings, metrics=metrics, redis=client, index_manager=index_manager)
     schedule = ReindexSchedule(
@@ -509,6 +535,7 @@ def _crawl_counts(report) -> Any:  # -> sync_jobs.reindex.CrawlCounts
         removed=report.removed,
         errors=tuple(str(e)[:300] for e in report.errors[:10]),
         extra={"pages_skipped": report.skipped, "site_down": report.site_down, "truncated": report.truncated,
+               "robots_5xx": report.robots_5xx,
                "store_documents": report.documents, "store_chunks": report.chunks,
                # for the admin run page: which pages failed, and which were added, changed or removed
                "failed_pages": list(report.failed_pages[:_PAGE_LIST_CAP]),
@@ -530,12 +557,13 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
 
     from storage.docstore import DocumentStore
     from sync_jobs.crawl import crawl_site
-    from sync_jobs.reindex import ReindexConfig, ReindexJob
+    from sync_jobs.reindex import ReindexConfig, ReindexJob, ValveTripped
 
     serving = open_docstore(settings)
     serving_path = serving.path
     serving.close()
-    crawl_config = build_crawl_config(settings, seeds=seeds or None, max_pages=max_pages)
+    if not uses_demo_site(settings, seeds):
+        build_crawl_config(settings, seeds=seeds or None, max_pages=max_pages)  # a bad seed fails here, not mid-run
 
     async def crawl(store_path, progress=None):
         import asyncio
@@ -543,10 +571,16 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         loop = asyncio.get_running_loop()
         store = await loop.run_in_executor(None, DocumentStore, store_path)
         try:
-            with sample_site_for(settings, seeds):
-                return _crawl_counts(await crawl_site(crawl_config, store, progress=progress))
+            with crawl_target(settings, seeds or None, max_pages) as crawl_config:
+                report = await crawl_site(crawl_config, store, progress=progress)
         finally:
             await loop.run_in_executor(None, store.close)
+        if report.robots_5xx:  # RFC 9309: nothing may be fetched; the run fails and the old index keeps serving
+            raise ValveTripped(
+                f"robots.txt returned HTTP 5xx ({report.robots_5xx}); RFC 9309 says a crawler must then assume "
+                "everything is disallowed, so nothing was crawled and the old index keeps serving. Fix the site's "
+                "robots.txt, or set CRAWL_ROBOTS_5XX=allow")
+        return _crawl_counts(report)
 
     def load(store_path):
         with DocumentStore(store_path) as store:
@@ -637,8 +671,8 @@ __all__ += [
 
 def ensure_index(settings: Settings, progress=None) -> None:
     """Build the first index when there is none: the one reindex job (trigger ``cli``) over SITE_SEEDS, or over the
-    bundled sample site served on loopback. Blocking; raises RuntimeError with the run's error when it fails.
-    ``progress(stage, done, total)``: a console bar."""
+    bundled demo site that this process serves on loopback (``chat``/``ask``, the embedded default). Blocking;
+    raises RuntimeError with the run's error when it fails. ``progress(stage, done, total)``: a console bar."""
     import asyncio
 
     job = build_reindex_job(settings, progress=progress)

@@ -32,6 +32,7 @@ from sync_jobs.postprocess import postprocess
 from sync_jobs.sitemaps import parse_robots, parse_sitemap, sitemap_candidates
 from sync_jobs.urls import (
     HostSet,
+    PathScope,
     clean_url,
     excluded_reason,
     host_key,
@@ -57,6 +58,7 @@ class CrawlConfig:
 
     seeds: tuple[str, ...]
     allowed_domains: tuple[str, ...] = ()  # host or host:port; empty = the seeds' hosts
+    allowed_path_prefixes: tuple[str, ...] = ()  # URL path prefixes; empty = the seeds' own paths
     allow_private: bool = False
     delay: float = 0.5
     max_pages: int = 2000
@@ -73,6 +75,10 @@ class CrawlConfig:
     backoff_base: float = 0.5
     use_sitemaps: bool = True
     misses_to_remove: int = 2
+    robots_5xx: str = "disallow"  # RFC 9309: a robots.txt answering 5xx means "disallow everything"; or "allow"
+    # public origin -> origin actually connected to: only for the bundled demo site that this process serves on
+    # loopback under a fake public name (stored URLs keep the public origin; see bot.wiring.crawl_target)
+    origin_overrides: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.seeds:
@@ -80,12 +86,24 @@ class CrawlConfig:
         for seed in self.seeds:
             if urlsplit(seed).scheme not in ("http", "https") or not urlsplit(seed).hostname:
                 raise ValueError(f"seed {seed!r} is not an http(s) URL; write it like https://prodi.example.ac.id/")
+        if self.robots_5xx not in ("disallow", "allow"):
+            raise ValueError(f"robots_5xx must be 'disallow' or 'allow', not {self.robots_5xx!r}")
+        for prefix in self.allowed_path_prefixes:
+            if not prefix.strip().startswith("/"):
+                raise ValueError(f"SITE_ALLOWED_PATH_PREFIXES: {prefix!r} is not a URL path; write it like "
+                                 "/informatika/")
 
     @property
     def hosts(self) -> HostSet:
         """SITE_ALLOWED_DOMAINS, or the seeds' hosts (with the port only when a seed names one, so an http seed
         that redirects to https stays on the site)."""
         return HostSet(list(self.allowed_domains) or [_seed_host(s) for s in self.seeds])
+
+    @property
+    def paths(self) -> PathScope:
+        """SITE_ALLOWED_PATH_PREFIXES, or each seed's own directory (``/informatika/`` for
+        ``https://uin.ac.id/informatika/`` or ``…/informatika/index.php``); ``/`` allows the whole host."""
+        return PathScope(list(self.allowed_path_prefixes) or [_seed_dir(s) for s in self.seeds])
 
 
 @dataclass
@@ -108,6 +126,7 @@ class CrawlReport:
     added_urls: list[str] = field(default_factory=list)  # the changed pages that were not in the store before
     failed_pages: list[dict] = field(default_factory=list)  # {url, status, error, retries} of each failed page
     site_down: bool = False
+    robots_5xx: str = ""  # "<robots.txt URL> answered HTTP 5xx" when that stopped the crawl (RFC 9309)
     truncated: bool = False
     changes: DocChanges | None = None
     documents: int = 0
@@ -115,8 +134,8 @@ class CrawlReport:
 
     @property
     def ok(self) -> bool:
-        """False when the site was down and nothing was committed."""
-        return not self.site_down
+        """False when the site was down (or its robots.txt answered 5xx) and nothing was committed."""
+        return not self.site_down and not self.robots_5xx
 
     def as_json(self) -> dict:
         return {
@@ -148,6 +167,11 @@ def _seed_host(seed: str) -> str:
     return f"{parts.hostname}:{explicit}" if explicit else str(parts.hostname)
 
 
+def _seed_dir(seed: str) -> str:
+    path = urlsplit(seed).path or "/"
+    return path if path.endswith("/") else path.rsplit("/", 1)[0] + "/"
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -166,6 +190,7 @@ class _Crawl:
         self.config = config
         self.states = states
         self.hosts = config.hosts
+        self.paths = config.paths
         self.queue: asyncio.PriorityQueue[tuple[int, int, str]] = asyncio.PriorityQueue()
         self.counter = itertools.count()
         self.seen: set[str] = set()
@@ -184,6 +209,11 @@ class _Crawl:
         self.failures_in_a_row = 0
         self.answered = 0
         self.unreachable: set[str] = set()  # origins whose robots.txt got no answer at all
+        self.robots_5xx: dict[str, str] = {}  # origin -> "robots.txt URL answered HTTP 5xx" (RFC 9309: disallow all)
+
+    def in_scope(self, url: str) -> bool:
+        """On an allowed host and under an allowed path prefix (links, sitemap entries and redirects)."""
+        return self.hosts.allows(url) and self.paths.allows(url)
 
     # --- frontier ---------------------------------------------------------------------------------------------
     def enqueue(self, url: str, depth: int) -> None:
@@ -193,6 +223,9 @@ class _Crawl:
         self.seen.add(key)
         if not self.hosts.allows(url):
             self.skipped[url] = "external host"
+            return
+        if not self.paths.allows(url):
+            self.skipped[url] = "outside SITE_ALLOWED_PATH_PREFIXES"
             return
         reason = excluded_reason(url)
         if reason:
@@ -215,6 +248,14 @@ class _Crawl:
             result, chain = await self.fetcher.follow(origin + "/robots.txt", self.hosts.allows, accept_any=True,
                                                       retries=min(self.config.retries, 1))
             parser = None
+            if result.status >= 500 and self.config.robots_5xx == "disallow":
+                # RFC 9309 §2.3.1.4: a robots.txt that is unreachable because of a server error means "complete
+                # disallow". The run fails and the old index keeps serving.
+                self.robots_5xx[origin] = f"{chain[-1]} answered HTTP {result.status}"
+                parser = RobotFileParser(chain[-1])
+                parser.disallow_all = True
+                self.robots[origin] = parser
+                return parser
             if result.kind == "failed":
                 self.unreachable.add(origin)
             if result.kind == "ok":
@@ -231,14 +272,16 @@ class _Crawl:
         queue: list[str] = []
         for origin in origins:
             await self.robots_for(origin + "/")
-            if origin not in self.unreachable:  # a site that does not answer has no sitemap to read either
-                queue.extend(sitemap_candidates(origin))
+            if origin not in self.unreachable and origin not in self.robots_5xx:
+                # a site that does not answer (or forbids everything) has no sitemap to read either
+                queue.extend(sitemap_candidates(origin, self.paths.prefixes))
         queue = list(dict.fromkeys(self.sitemaps + queue))
         done: set[str] = set()
         assert self.fetcher is not None
         while queue and len(done) < _MAX_SITEMAPS:
             url = queue.pop(0)
-            if url in done or not self.hosts.allows(url) or _origin(url) in self.unreachable:
+            if url in done or not self.hosts.allows(url) or _origin(url) in self.unreachable \
+                    or _origin(url) in self.robots_5xx:
                 continue
             done.add(url)
             result, _ = await self.fetcher.follow(url, self.hosts.allows, accept_any=True, retries=0)
@@ -248,7 +291,7 @@ class _Crawl:
             queue.extend(s for s in subs if s not in done)
             for page in pages:
                 link = resolve_link(url, page)
-                if link and self.hosts.allows(link):
+                if link:  # a university-wide sitemap lists other faculties too: enqueue() keeps to the scope
                     self.enqueue(link, 1)
 
     # --- one URL ----------------------------------------------------------------------------------------------
@@ -283,7 +326,9 @@ class _Crawl:
         key = normalize_url(url)
         robots = await self.robots_for(url)
         if robots is not None and not robots.can_fetch(self.config.user_agent, url):
-            self.outcomes[key] = _Outcome("skipped", url, reason="disallowed by robots.txt")
+            why = self.robots_5xx.get(_origin(url))
+            self.outcomes[key] = _Outcome("skipped", url, reason=(
+                f"not fetched: {why} (RFC 9309: assume complete disallow)" if why else "disallowed by robots.txt"))
             return
         old = self.states.get(key)
         conditional = old is not None and old.status in ("ok", "links")
@@ -301,6 +346,10 @@ class _Crawl:
             if not self.hosts.allows(target):
                 self.outcomes[key] = _Outcome("skipped", url, reason=f"redirect outside the allowed hosts: {target}",
                                               responded=True)
+                return
+            if not self.paths.allows(target):
+                self.outcomes[key] = _Outcome("skipped", url, reason=f"redirect outside SITE_ALLOWED_PATH_PREFIXES: "
+                                              f"{target}", responded=True)
                 return
             reason = excluded_reason(target)
             if reason:
@@ -413,14 +462,15 @@ class _Crawl:
         async with Fetcher(user_agent=self.config.user_agent, timeout=self.config.timeout,
                            max_bytes=self.config.max_bytes, retries=self.config.retries, delay=self.config.delay,
                            concurrency=self.config.concurrency, allow_private=self.config.allow_private,
-                           allowed_types=HTML_TYPES | PDF_TYPES, backoff_base=self.config.backoff_base) as fetcher:
+                           allowed_types=HTML_TYPES | PDF_TYPES, backoff_base=self.config.backoff_base,
+                           origin_overrides=dict(self.config.origin_overrides)) as fetcher:
             self.fetcher = fetcher
             for seed in self.config.seeds:
                 self.enqueue(clean_url(seed), 0)
             if self.config.use_sitemaps:
                 await self.discover_sitemaps()
             for state in sorted(self.states.values(), key=lambda s: (s.depth, s.url)):
-                if state.status in ("ok", "links"):
+                if state.status in ("ok", "links") and self.in_scope(state.fetch_url):
                     self.enqueue(state.fetch_url, state.depth)
             workers = [asyncio.create_task(self.worker()) for _ in range(self.config.concurrency)]
             try:
@@ -523,6 +573,18 @@ async def crawl_site(config: CrawlConfig, store: DocumentStore,
     report.errors.extend(crawl.errors)
     for url, reason in crawl.skipped.items():
         report.skipped_urls[url] = reason
+    blocked = [why for origin, why in crawl.robots_5xx.items() if origin in {_origin(s) for s in config.seeds}]
+    if blocked:
+        report.robots_5xx = blocked[0]
+        report.site_down = True  # no page may be fetched: for this run the site is as good as down
+        report.errors.insert(0, f"robots.txt returned HTTP 5xx ({blocked[0]}): RFC 9309 means disallow "
+                             "everything, so nothing was crawled and the store is untouched; fix robots.txt or set "
+                             "CRAWL_ROBOTS_5XX=allow")
+        report.skipped_urls.update({o.url: o.reason for o in crawl.outcomes.values()})
+        report.skipped = len(report.skipped_urls)
+        report.duration_s = time.monotonic() - started
+        logger.warning("crawl failed: %s", json.dumps(report.as_json(), ensure_ascii=False))
+        return report
     responded = any(o.responded for o in crawl.outcomes.values())
     if not responded:
         report.site_down = True

@@ -10,6 +10,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import ResolveResult
@@ -72,7 +73,8 @@ class Fetcher:
 
     def __init__(self, *, user_agent: str, timeout: float, max_bytes: int, retries: int, delay: float,
                  concurrency: int, allow_private: bool, allowed_types: frozenset[str],
-                 backoff_base: float = 0.5, max_redirects: int = 5) -> None:
+                 backoff_base: float = 0.5, max_redirects: int = 5,
+                 origin_overrides: dict[str, str] | None = None) -> None:
         self.user_agent = user_agent
         self.timeout = timeout
         self.max_bytes = max_bytes
@@ -84,6 +86,10 @@ class Fetcher:
         self.backoff_base = backoff_base
         self.max_redirects = max_redirects
         self.host_delays: dict[str, float] = {}
+        # public origin -> the origin actually connected to (the bundled demo site that this process serves on
+        # loopback under a fake public name). Only these origins may reach a loopback address without
+        # allow_private; every URL the crawl sees and stores keeps the public origin.
+        self.origin_overrides = {_origin_of(k): v.rstrip("/") for k, v in (origin_overrides or {}).items()}
         self._host_locks: dict[str, asyncio.Lock] = {}
         self._host_next: dict[str, float] = {}
         self._session: aiohttp.ClientSession | None = None
@@ -118,6 +124,14 @@ class Fetcher:
                 await asyncio.sleep(wait)
             self._host_next[host] = max(now, self._host_next.get(host, 0.0)) + delay
 
+    def _route(self, url: str) -> str:
+        """The URL to connect to: ``url`` itself, or on the overriding origin when its origin has one."""
+        origin = _origin_of(url)
+        target = self.origin_overrides.get(origin)
+        if target is None:
+            return url
+        return target + url[len(origin):] if url.lower().startswith(origin) else url
+
     def _address_problem(self, url: str) -> str | None:
         literal = ip_literal(url)
         if literal and not self.allow_private and not is_public_ip(literal):
@@ -127,10 +141,10 @@ class Fetcher:
     async def _once(self, url: str, headers: dict[str, str], accept_any: bool) -> FetchResult:
         assert self._session is not None, "use the Fetcher as an async context manager"
         await self._polite(url)
-        async with self._session.get(url, headers=headers, allow_redirects=False) as resp:
+        async with self._session.get(self._route(url), headers=headers, allow_redirects=False) as resp:
             status = resp.status
             ctype = resp.headers.get("Content-Type", "")
-            common = {"status": status, "final_url": str(resp.url), "content_type": ctype,
+            common = {"status": status, "final_url": url, "content_type": ctype,
                       "etag": resp.headers.get("ETag", ""), "last_modified": resp.headers.get("Last-Modified", "")}
             if status in REDIRECT_STATUSES:
                 return FetchResult(url, "redirect", location=resp.headers.get("Location", ""), **common)
@@ -218,6 +232,11 @@ class Fetcher:
             chain.append(url)
             result = await self.get(url, **kwargs)  # type: ignore[arg-type]
         return result, chain
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 def _asdict(result: FetchResult) -> dict:

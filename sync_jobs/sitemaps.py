@@ -21,9 +21,12 @@ def parse_robots(url: str, body: bytes, content_type: str = "") -> RobotFilePars
     return parser
 
 
-def sitemap_candidates(origin: str) -> list[str]:
-    """Where sitemaps usually live (WordPress core, Yoast/RankMath, generic)."""
-    return [f"{origin}/wp-sitemap.xml", f"{origin}/sitemap.xml", f"{origin}/sitemap_index.xml"]
+def sitemap_candidates(origin: str, prefixes: tuple[str, ...] = ("/",)) -> list[str]:
+    """Where sitemaps usually live (WordPress core, Yoast/RankMath, generic): under each allowed path prefix first
+    (a prodi's WordPress installed at ``/informatika/``), then at the host's root."""
+    names = ("wp-sitemap.xml", "sitemap.xml", "sitemap_index.xml")
+    bases = [p for p in prefixes if p != "/"] + ["/"]
+    return [f"{origin}{base}{name}" for base in bases for name in names]
 
 
 def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:

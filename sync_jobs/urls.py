@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 
 __all__ = [
     "HostSet",
+    "PathScope",
     "clean_url",
     "excluded_reason",
     "host_key",
@@ -156,6 +157,31 @@ class HostSet:
         host, _, port = key.rpartition(":")
         host = host.removeprefix("www.")
         return host in self.hosts or f"{host}:{port}" in self.host_ports
+
+
+class PathScope:
+    """Allowed URL path prefixes, matched by whole segments: ``/informatika/`` allows ``/informatika`` and
+    ``/informatika/dosen/`` but not ``/informatika-terapan/``. ``/`` (or no prefix) allows every path."""
+
+    def __init__(self, prefixes: list[str] | tuple[str, ...]) -> None:
+        cleaned = []
+        for raw in prefixes:
+            path = raw.strip()
+            if "//" in path:
+                path = urlsplit(path).path
+            path = _clean_path(path or "/")
+            cleaned.append(path if path.endswith("/") else path + "/")
+        self.prefixes: tuple[str, ...] = tuple(dict.fromkeys(cleaned)) or ("/",)
+
+    @property
+    def everything(self) -> bool:
+        return "/" in self.prefixes
+
+    def allows(self, url: str) -> bool:
+        if self.everything:
+            return True
+        path = _clean_path(urlsplit(url).path or "/")
+        return any(path.startswith(prefix) or path == prefix[:-1] for prefix in self.prefixes)
 
 
 def is_public_ip(address: str) -> bool:

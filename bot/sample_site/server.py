@@ -6,7 +6,9 @@ in a legacy charset, and text files whose ``{{BASE_URL}}`` placeholder is replac
 sitemap and robots.txt work on any port).
 
 ``SampleSite`` runs the server on loopback in a background thread with its own event loop; tests and the
-``sample-site`` command use it.
+``sample-site`` command use it. ``public_url`` fills the placeholder with a fixed public origin instead (the demo
+crawl stores the same URLs whatever port the process picked), and ``mount="/informatika/"`` serves the prodi under
+that path of a small university site with other faculties' pages next to it (to test path-scoped crawling).
 """
 
 from __future__ import annotations
@@ -153,30 +155,88 @@ def create_app(root: Path | None = None) -> web.Application:
     return _make_app(_Site(Path(root) if root is not None else bundled_site_root()))
 
 
-def _make_app(site: _Site) -> web.Application:
+# The university around a prodi mounted under a path (``SampleSite(mount=...)``): its home page, robots.txt, a
+# university-wide sitemap and other faculties' pages. ``/informatika-terapan/`` shares the mount's first letters
+# but is another programme: path scoping must match whole path segments.
+_UNIVERSITY_PAGES = {
+    "/": ("Universitas Contoh", "Selamat datang di Universitas Contoh. Fakultas dan program studi kami tercantum "
+          "di bawah ini."),
+    "/syariah/": ("Fakultas Syariah", "Fakultas Syariah menyelenggarakan program studi Hukum Keluarga Islam dan "
+                  "Hukum Ekonomi Syariah. Dekan Fakultas Syariah adalah Dr. Ahmad Syafi'i, M.H.I."),
+    "/syariah/dosen/": ("Dosen Fakultas Syariah", "Daftar dosen Fakultas Syariah: Dr. Ahmad Syafi'i, M.H.I., "
+                        "Dr. Umi Kulsum, M.Ag."),
+    "/informatika-terapan/": ("Informatika Terapan (D4)", "Program Sarjana Terapan Informatika Terapan berada di "
+                              "bawah Sekolah Vokasi. Ketua program: Budi Hartono, M.T."),
+    "/ekonomi/": ("Fakultas Ekonomi", "Fakultas Ekonomi membuka program studi Manajemen dan Akuntansi."),
+}
+_UNIVERSITY_REDIRECT = ("pindah/", "/syariah/")  # <mount>pindah/ -> 301 to another faculty
+
+
+def _university_html(path: str, mount: str) -> bytes:
+    title, text = _UNIVERSITY_PAGES[path]
+    links = "".join(f'<li><a href="{p}">{t}</a></li>' for p, (t, _) in _UNIVERSITY_PAGES.items() if p != path)
+    return (f"<!DOCTYPE html><html lang=\"id\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body>"
+            f"<main><article><h1>{title}</h1><div class=\"entry-content\"><p>{text}</p></div></article></main>"
+            f"<nav><ul>{links}<li><a href=\"{mount}\">Teknik Informatika</a></li></ul></nav></body></html>"
+            ).encode("utf-8")
+
+
+def _university_text(path: str, base_url: str, mount: str) -> bytes | None:
+    if path == "/robots.txt":
+        return f"User-agent: *\nDisallow: /wp-admin/\n\nSitemap: {base_url}/sitemap.xml\n".encode()
+    if path == "/sitemap.xml":
+        locs = [*_UNIVERSITY_PAGES, mount, mount + "curriculum/"]
+        body = "".join(f"<url><loc>{base_url}{p}</loc></url>" for p in locs)
+        return (f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                f"{body}</urlset>").encode()
+    return None
+
+
+def _mounted(body: bytes, mount: str) -> bytes:
+    """A prodi page as it looks under ``mount``: root-relative links moved under it, plus a footer that links out
+    to the university's home, other faculties and a redirect that leaves the mount."""
+    prefix = mount.rstrip("/").encode()
+    for attr in (b'href="/', b'src="/', b'action="/'):
+        body = body.replace(attr, attr[:-1] + prefix + b"/")
+    footer = ('<footer class="university"><a href="/">Universitas Contoh</a> <a href="/syariah/">Fakultas Syariah'
+              '</a> <a href="/informatika-terapan/">Informatika Terapan</a> '
+              f'<a href="{mount}{_UNIVERSITY_REDIRECT[0]}">Halaman lama</a></footer>').encode()
+    return body.replace(b"</body>", footer + b"</body>", 1)
+
+
+def _make_app(site: _Site, public_url: str | None = None, mount: str = "/") -> web.Application:
     app = web.Application(middlewares=[_down_middleware])
     app[SITE_KEY] = site
+    mount = "/" + mount.strip("/") + "/" if mount.strip("/") else "/"
+    prefix = mount.rstrip("/")
 
     async def handle(request: web.Request) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
-        url_path = request.path
-        base_url = f"{request.scheme}://{request.host}"
+        origin = public_url or f"{request.scheme}://{request.host}"
+        if mount != "/" and not (request.path + "/").startswith(mount):
+            return await university(request, origin)
+        url_path = request.path[len(prefix):] or "/"
+        base_url = origin + prefix
         manifest = await loop.run_in_executor(None, site.manifest)
-        if any(url_path.startswith(prefix) for prefix in manifest.forbidden):
+        if any(url_path.startswith(p) for p in manifest.forbidden):
             return await loop.run_in_executor(None, _error_page, site, 403, base_url, manifest)
         target = manifest.redirects.get(url_path)
+        if mount != "/" and url_path == "/" + _UNIVERSITY_REDIRECT[0]:
+            raise web.HTTPMovedPermanently(location=_UNIVERSITY_REDIRECT[1])
         if target is not None:
-            raise web.HTTPMovedPermanently(location=target)
+            raise web.HTTPMovedPermanently(location=prefix + target)
         lookup = manifest.aliases.get(url_path, url_path)
         path = await loop.run_in_executor(None, site.file_for, lookup)
         if path is None and not url_path.endswith("/"):
             # WordPress adds the trailing slash to pretty URLs with a 301.
             if await loop.run_in_executor(None, site.file_for, lookup + "/") is not None:
-                location = url_path + "/" + (f"?{request.query_string}" if request.query_string else "")
+                location = prefix + url_path + "/" + (f"?{request.query_string}" if request.query_string else "")
                 raise web.HTTPMovedPermanently(location=location)
         if path is None:
             return await loop.run_in_executor(None, _error_page, site, 404, base_url, manifest)
         res = await loop.run_in_executor(None, site.read, path, lookup, base_url, manifest)
+        if mount != "/" and res.content_type.startswith("text/html"):
+            res = _Resource(_mounted(res.body, mount), res.content_type, res.mtime)
         etag = '"' + hashlib.sha1(res.body).hexdigest()[:20] + '"'
         headers = {
             "ETag": etag,
@@ -187,6 +247,18 @@ def _make_app(site: _Site) -> web.Application:
             return web.Response(status=304, headers=headers)
         headers["Content-Type"] = res.content_type
         return web.Response(body=res.body, headers=headers)
+
+    async def university(request: web.Request, origin: str) -> web.StreamResponse:
+        path = request.path
+        text = _university_text(path, origin, mount)
+        if text is not None:
+            kind = "text/plain" if path.endswith(".txt") else "application/xml"
+            return web.Response(body=text, content_type=kind, charset="utf-8")
+        if path not in _UNIVERSITY_PAGES and path + "/" in _UNIVERSITY_PAGES:
+            raise web.HTTPMovedPermanently(location=path + "/")
+        if path not in _UNIVERSITY_PAGES:
+            return web.Response(status=404, text="404", content_type="text/plain")
+        return web.Response(body=_university_html(path, mount), content_type="text/html", charset="utf-8")
 
     app.router.add_get("/{tail:.*}", handle)
     return app
@@ -206,7 +278,8 @@ class SampleSite:
     ``set_down(True)`` makes every request fail with 503 until ``set_down(False)``.
     """
 
-    def __init__(self, root: Path | None = None, port: int = 0, mutable: bool = False, host: str = "127.0.0.1"):
+    def __init__(self, root: Path | None = None, port: int = 0, mutable: bool = False, host: str = "127.0.0.1",
+                 *, public_url: str | None = None, mount: str = "/"):
         source = Path(root) if root is not None else bundled_site_root()
         self._tmp: str | None = None
         if mutable:
@@ -216,6 +289,8 @@ class SampleSite:
         else:
             self.root = source.resolve()
         self._host = host
+        self.public_url = public_url.rstrip("/") if public_url else None
+        self.mount = mount
         self._requested_port = port
         self.port: int | None = None
         self._site = _Site(self.root)
@@ -276,7 +351,8 @@ class SampleSite:
 
     async def _serve(self) -> None:
         self._runner = web.AppRunner(
-            _make_app(self._site), access_log=None, handle_signals=False, shutdown_timeout=1.0
+            _make_app(self._site, self.public_url, self.mount), access_log=None, handle_signals=False,
+            shutdown_timeout=1.0
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._requested_port)

@@ -1,6 +1,7 @@
 """`make run` is `python -m bot chat` on a fresh DATA_DIR: with no tokens, no Redis, no SITE_SEEDS and no network it
-builds its first index from the bundled sample site (served on loopback by the process itself) and answers with
-sources. This is the whole embedded default, end to end, with the real model."""
+builds its first index from the bundled sample site (served on a free loopback port by the process itself, stored
+under the demo's fake public origin) and answers with sources. This is the whole embedded default, end to end, with
+the real model."""
 
 from __future__ import annotations
 
@@ -12,17 +13,13 @@ from pathlib import Path
 
 import pytest
 
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
+from bot.wiring import DEMO_ORIGIN
 
 
 @pytest.mark.integration
 def test_console_chat_bootstraps_from_the_sample_site(tmp_path: Path) -> None:
-    if not _port_free(8000):
-        pytest.skip("port 8000 is taken; the embedded default serves the sample site there")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "REDIS_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "REDIS_")) and k != "DEMO"}
     env["DATA_DIR"] = str(tmp_path / "data")
     result = subprocess.run(
         [sys.executable, "-m", "bot", "chat"],
@@ -36,7 +33,8 @@ def test_console_chat_bootstraps_from_the_sample_site(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert "Supriyono" in out
-    assert "http://127.0.0.1:8000/" in out  # every answer cites its pages on the (bundled) site
+    assert DEMO_ORIGIN + "/" in out  # every answer cites its pages on the demo site's fixed public origin
+    assert "127.0.0.1" not in out
     assert "Traceback" not in result.stderr
     # The first run built an index that the next run reuses, and recorded the run like any reindex.
     status = subprocess.run(

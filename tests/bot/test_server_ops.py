@@ -10,11 +10,14 @@ from bot.settings import Settings
 from handlers.chat import UserRef
 from tests.auxil.answerer import CorpusAnswerer
 
+SEEDS = ["https://prodi.example.invalid/"]  # serve needs SITE_SEEDS; never crawled here (no schedule, no index run)
+
 
 @pytest.fixture
 async def served(data_dir):
     app = ServeApp(
-        Settings(_env_file=None, data_dir=data_dir, http_port=0, admin_token="adm", admin_ids="telegram:1"),
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, admin_token="adm", admin_ids="telegram:1",
+                 site_seeds=SEEDS),
         answerer=CorpusAnswerer(), index_ready=lambda: True, start_scheduler=False,
     )
     await app.start()
@@ -48,7 +51,7 @@ async def test_status_command_reads_the_real_operations(served):
 
 async def test_serve_starts_and_stops_the_reindex_schedule(data_dir):
     app = ServeApp(
-        Settings(_env_file=None, data_dir=data_dir, http_port=0, reindex_cron="30 3 * * *"),
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, reindex_cron="30 3 * * *", site_seeds=SEEDS),
         answerer=CorpusAnswerer(), index_ready=lambda: True, start_scheduler=True,
     )
     await app.start()

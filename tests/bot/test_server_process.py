@@ -38,6 +38,7 @@ async def test_serve_process_handles_every_payload_and_stops_cleanly(redis_url, 
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "WHATSAPP_"))},
         "DATA_DIR": str(data_dir),
+        "SITE_SEEDS": "https://prodi.example.invalid/",  # never crawled: no scheduler
         "HTTP_PORT": str(port),
         "REDIS_URL": redis_url,
         "TELEGRAM_TOKEN": "123:proc",
@@ -115,6 +116,7 @@ async def test_index_then_serve_answers_on_both_webhooks_with_the_real_model(red
     port = _free_port()
     env = {
         **base_env, "DATA_DIR": str(data_dir), "HTTP_PORT": str(port), "REDIS_URL": redis_url,
+        "SITE_SEEDS": "https://prodi.example.invalid/",  # never crawled: no scheduler
         "TELEGRAM_TOKEN": "123:proc", "TELEGRAM_WEBHOOK_URL": "https://bot.example.invalid/telegram/webhook",
         "TELEGRAM_SECRET_TOKEN": "proc-secret", "TELEGRAM_API_BASE_URL": apis.telegram_base,
         "WHATSAPP_TOKEN": "t", "WHATSAPP_PHONE_NUMBER_ID": "PNID", "WHATSAPP_VERIFY_TOKEN": "v",

@@ -92,7 +92,8 @@ async def test_ask_on_the_web_page_and_see_the_answer_with_its_source_link(brows
 async def served_with_ops(redis_url, data_dir):
     """``serve`` with the real operations side: runs come from the real RunStore."""
     app = ServeApp(
-        Settings(_env_file=None, data_dir=data_dir, http_port=0, redis_url=redis_url, admin_token="adm-token"),
+        Settings(_env_file=None, data_dir=data_dir, http_port=0, redis_url=redis_url, admin_token="adm-token",
+                 site_seeds=["https://prodi.example.invalid/"]),  # never crawled: no schedule
         answerer=CorpusAnswerer(), index_ready=lambda: True, start_scheduler=False,
     )
     await app.start()

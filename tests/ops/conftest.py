@@ -63,6 +63,7 @@ class MiniSite:
 
     def __init__(self) -> None:
         self.pages: dict[str, tuple[int, str]] = {}
+        self.robots_status = 200  # robots.txt's HTTP status (5xx: RFC 9309 complete disallow)
         self._http = LoopbackApp()
         self.port = 0
 
@@ -84,6 +85,8 @@ class MiniSite:
                                      f"<h1>Beranda</h1><ul>{links}</ul></main></body></html>",
                                 content_type="text/html")
         if path == "/robots.txt":
+            if self.robots_status != 200:
+                return web.Response(status=self.robots_status, text="server error")
             return web.Response(text="User-agent: *\nAllow: /\n", content_type="text/plain")
         if path not in self.pages:
             return web.Response(status=404, text="not found")

@@ -134,7 +134,8 @@ async def test_site_down_fails_the_run_keeps_the_old_index_and_notifies_admins(
         site.set_down(True)
         failed = await coordinator.trigger("schedule")
         assert failed.status == "FAILED"
-        assert "fetched no pages" in failed.error and failed.index_version is None
+        # robots.txt answers 503 like every other page: RFC 9309, nothing is fetched, and the error says so
+        assert "robots.txt returned HTTP 5xx" in failed.error and failed.index_version is None
 
         # the old index still answers, the serving document store is untouched
         manager = wiring.build_index_manager(settings)
