@@ -55,8 +55,10 @@ WORKDIR /app
 USER prodibot:prodibot
 VOLUME ["/data"]
 EXPOSE 8080
-# /healthz answers 200 when the process is up, an index is loaded and Redis (if configured) answers.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
-  CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('HTTP_PORT', '8080'), timeout=4)"]
+# Readiness: /readyz answers 200 only when an index is loaded and the LLM has answered a one-token warm-up (its body
+# lists the index version, the LLM, Redis ok/degraded and the last reindex). /healthz stays the liveness check.
+# A first deploy is unhealthy until its first index is built (serve starts that build at once).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=300s --retries=3 \
+  CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/readyz' % os.environ.get('HTTP_PORT', '8080'), timeout=4)"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["python", "-m", "bot", "serve"]

@@ -54,6 +54,7 @@ class ServeApp:
         reindex_trigger: Callable[[str | None], Any] | None = None,
         index_ready: Callable[[], bool] | None = None,
         start_scheduler: bool = True,
+        llm_warm_up: Callable[[], Awaitable[Any]] | None = None,
     ) -> None:
         self.settings = settings
         self.answerer = answerer
@@ -62,6 +63,9 @@ class ServeApp:
         self.reindex_trigger = reindex_trigger
         self.index_ready = index_ready
         self.start_scheduler = start_scheduler
+        self.llm_warm_up = llm_warm_up
+        self.index_manager: Any = None
+        self.readiness: Any = None  # bot.readiness.Readiness, for /readyz
         self.metrics: Any = None
         self._queue_depth: Callable[[], int] | None = None
         self.stores: wiring.ChannelStores | None = None
@@ -97,7 +101,8 @@ class ServeApp:
             self.search = self.search or answering.search
             self.index_ready = self.index_ready or answering.index_ready
             self._queue_depth = answering.queue_depth
-            index_manager = answering.index_manager
+            index_manager = self.index_manager = answering.index_manager
+            self.llm_warm_up = self.llm_warm_up or answering.warm_up
         if self.status_provider is None or self.reindex_trigger is None:
             self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, index_manager=index_manager)
             self._closers.append(self.ops.close)
@@ -215,6 +220,7 @@ class ServeApp:
             telegram_secret=self.telegram_secret,
             telegram_dedup=stores.dedup,
             admin_token=s.admin_token.get_secret_value() if s.admin_token else None,
+            admin_session_minutes=s.admin_session_minutes,
             admin_status=self.status_provider,
             feedback_counts=stores.feedback.counts,
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
@@ -222,12 +228,42 @@ class ServeApp:
             metrics=self.metrics,
             before_metrics=self._queue_depth,
         )
+        parts.readiness = self.readiness = self._build_readiness()
         self.runner = web.AppRunner(build_server(parts), access_log=None, shutdown_timeout=5.0)
         await self.runner.setup()
         site = web.TCPSite(self.runner, s.http_host, s.http_port)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []  # the bound port (HTTP_PORT=0 picks a free one)
         self.port = sockets[0].getsockname()[1] if sockets else s.http_port
+
+    def _build_readiness(self) -> Any:
+        """/readyz: the loaded index, the LLM warm-up (started here), Redis and the last reindex run."""
+        from bot.readiness import Readiness
+
+        manager, index_ready, stores = self.index_manager, self.index_ready, self.stores
+
+        def index_info() -> dict[str, Any] | None:
+            if manager is not None:
+                index = manager.current()
+                return None if index is None else dict(index.info)
+            return {} if index_ready is not None and index_ready() else None
+
+        async def last_run() -> dict[str, Any] | None:
+            if self.ops is not None and self.ops.runs is not None:
+                runs = await asyncio.get_running_loop().run_in_executor(None, self.ops.runs.recent, 1)
+                return runs[0].as_json() if runs else None
+            if self.status_provider is not None:
+                status = await _resolve(self.status_provider())
+                runs = status.get("runs") if isinstance(status, dict) else None
+                return runs[0] if runs and isinstance(runs[0], dict) else None
+            return None
+
+        readiness = Readiness(index_info=index_info, warm_up=self.llm_warm_up,
+                              redis_ping=stores.ping if stores is not None and stores.client is not None else None,
+                              last_run=last_run)
+        readiness.start()
+        self._closers.append(readiness.close)
+        return readiness
 
     # --- stop ------------------------------------------------------------------------------------------------
     async def stop(self) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.admin_auth import COOKIE_NAME, AdminAuth, Session
 from handlers.web import WebApi, WebApiError
 from handlers.whatsapp import WhatsAppWebhook
 
@@ -45,10 +46,12 @@ class ServerParts:
     telegram_secret: str | None = None
     telegram_dedup: Any = None  # storage.dedup.MessageDeduper: Telegram re-delivers an update the webhook was slow on
     admin_token: str | None = None
+    admin_session_minutes: float = 30.0  # ADMIN_SESSION_MINUTES: lifetime of an admin login
     admin_status: Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]] | None = None
     feedback_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
     reindex: Callable[[], Awaitable[Any] | Any] | None = None
     health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
+    readiness: Any = None  # bot.readiness.Readiness: /readyz
     metrics: Any = None
     before_metrics: Callable[[], Any] | None = None  # refreshes gauges (LLM queue depth) before a scrape
 
@@ -75,6 +78,9 @@ async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitab
 class _Routes:
     def __init__(self, parts: ServerParts) -> None:
         self.parts = parts
+        self.auth = AdminAuth(parts.admin_token, session_minutes=parts.admin_session_minutes) \
+            if parts.admin_token else None
+        self._templates: dict[str, str] = {}
 
     # --- Telegram --------------------------------------------------------------------------------------------
     async def telegram_webhook(self, request: web.Request) -> web.Response:
@@ -153,23 +159,96 @@ class _Routes:
         return web.FileResponse(WEB_DIR / "index.html", headers=_PAGE_HEADERS)
 
     # --- admin -----------------------------------------------------------------------------------------------
-    def _admin_ok(self, request: web.Request) -> web.Response | None:
-        token = self.parts.admin_token
-        if not token:
+    def _admin_ok(self, request: web.Request) -> web.StreamResponse | None:
+        """The one admin check every /admin route calls: None when the request carries a live admin session (and,
+        for a state-changing request, that session's CSRF token in ``X-CSRF-Token``); otherwise the refusal: a
+        redirect to the login form for a page, 401/403 JSON for the API. A token in the URL is never accepted."""
+        if self.auth is None:
             return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
-        given = request.query.get("token", "")
-        auth = request.headers.get("Authorization", "")
-        if auth.lower().startswith("bearer "):
-            given = auth[7:].strip()
-        if not given or not hmac.compare_digest(given.encode(), token.encode()):
-            return _json_error(401, "admin token missing or wrong (Authorization: Bearer <ADMIN_TOKEN>)")
+        session = self._session(request)
+        if session is None:
+            if request.method == "GET" and not request.path.startswith("/admin/api/"):
+                raise web.HTTPSeeOther(location="/admin/login")
+            return _json_error(401, "not logged in: log in at /admin/login (the admin session expired or is missing)")
+        if request.method not in ("GET", "HEAD", "OPTIONS") and \
+                not self.auth.csrf_ok(session, request.headers.get("X-CSRF-Token")):
+            return _json_error(403, "CSRF token missing or wrong; reload /admin and try again")
         return None
+
+    def _session(self, request: web.Request) -> Session | None:
+        return self.auth.session(request.cookies.get(COOKIE_NAME)) if self.auth is not None else None
+
+    def _page(self, name: str, status: int = 200, **values: str) -> web.Response:
+        """A page from bot/web with ``{{NAME}}`` placeholders filled (values are HTML-escaped)."""
+        import html
+
+        text = self._templates.get(name)
+        if text is None:  # a few KB, read once per process
+            text = self._templates[name] = (WEB_DIR / name).read_text(encoding="utf-8")
+        for key, value in values.items():
+            text = text.replace("{{" + key + "}}", html.escape(value, quote=True))
+        return web.Response(text=text, status=status, content_type="text/html", charset="utf-8",
+                            headers={**_PAGE_HEADERS, "Cache-Control": "no-store"})
 
     async def admin_page(self, request: web.Request) -> web.StreamResponse:
         refused = self._admin_ok(request)
         if refused is not None:
             return refused
-        return web.FileResponse(WEB_DIR / "admin.html", headers=_PAGE_HEADERS)
+        session = self._session(request)
+        assert session is not None
+        return self._page("admin.html", CSRF_TOKEN=session.csrf)
+
+    async def admin_login_form(self, request: web.Request) -> web.StreamResponse:
+        if self.auth is None:
+            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+        if self._session(request) is not None:
+            raise web.HTTPSeeOther(location="/admin")
+        note = "Anda sudah keluar." if "keluar" in request.query else ""
+        return self._page("login.html", MESSAGE=note)
+
+    async def admin_login(self, request: web.Request) -> web.StreamResponse:
+        """POST /admin/login (form field ``token``): a session cookie and a redirect to /admin, or the form again."""
+        if self.auth is None:
+            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+        client = request.remote or "unknown"
+        wait = self.auth.retry_after(client)
+        if wait:
+            minutes = max(1, (wait + 59) // 60)
+            page = self._page("login.html", 429, MESSAGE=f"Terlalu banyak percobaan masuk yang gagal. Silakan coba "
+                                                         f"lagi dalam {minutes} menit.")
+            page.headers["Retry-After"] = str(wait)
+            return page
+        try:
+            form = await request.post()
+        except Exception:
+            form = {}
+        given = form.get("token", "") if hasattr(form, "get") else ""
+        if not isinstance(given, str) or not self.auth.check_token(client, given.strip()):
+            logger.warning("admin login failed from %s", client)
+            return self._page("login.html", 401, MESSAGE="Token admin salah. Silakan coba lagi.")
+        cookie, session = self.auth.issue()
+        response = web.HTTPSeeOther(location="/admin")
+        secure = request.secure or request.headers.get("X-Forwarded-Proto", "").lower() == "https"
+        response.set_cookie(COOKIE_NAME, cookie, max_age=self.auth.session_seconds, path="/admin", httponly=True,
+                            samesite="Strict", secure=secure)
+        logger.info("admin logged in from %s (session until %s)", client, session.expires)
+        raise response
+
+    async def admin_logout(self, request: web.Request) -> web.StreamResponse:
+        """POST /admin/logout (form field ``csrf``): revoke the session, delete the cookie, back to the form."""
+        if self.auth is None:
+            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+        session = self._session(request)
+        try:
+            form = await request.post()
+        except Exception:
+            form = {}
+        given = form.get("csrf") if hasattr(form, "get") else None
+        if session is not None and self.auth.csrf_ok(session, given if isinstance(given, str) else None):
+            self.auth.revoke(session)
+        response = web.HTTPSeeOther(location="/admin/login?keluar=1")
+        response.del_cookie(COOKIE_NAME, path="/admin")
+        raise response
 
     async def admin_status(self, request: web.Request) -> web.Response:
         refused = self._admin_ok(request)
@@ -212,6 +291,14 @@ class _Routes:
         ok = all(checks.values())
         return web.json_response({"status": "ok" if ok else "unavailable", "checks": checks}, status=200 if ok else 503)
 
+    async def readyz(self, request: web.Request) -> web.Response:
+        """Readiness: 200 only with an index loaded and an LLM that answered its warm-up; each component listed."""
+        if self.parts.readiness is None:
+            return web.json_response({"status": "not ready", "components": {}}, status=503)
+        ready, body = await self.parts.readiness.report()
+        return web.json_response(body, status=200 if ready else 503,
+                                 dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
+
     async def metrics(self, request: web.Request) -> web.Response:
         if self.parts.metrics is None:
             return _json_error(404, "metrics are not enabled")
@@ -237,9 +324,13 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_post("/api/retrieve", routes.api_retrieve)
     app.router.add_post("/api/feedback", routes.api_feedback)
     app.router.add_get("/admin", routes.admin_page)
+    app.router.add_get("/admin/login", routes.admin_login_form)
+    app.router.add_post("/admin/login", routes.admin_login)
+    app.router.add_post("/admin/logout", routes.admin_logout)
     app.router.add_get("/admin/api/status", routes.admin_status)
     app.router.add_post("/admin/api/reindex", routes.admin_reindex)
     app.router.add_get("/healthz", routes.healthz)
+    app.router.add_get("/readyz", routes.readyz)
     app.router.add_get("/metrics", routes.metrics)
     app.router.add_get("/", routes.index)
     app.router.add_static("/static/", WEB_DIR, show_index=False)

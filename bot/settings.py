@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     http_port: int = Field(8080, ge=0, le=65535)
     admin_ids: CommaList = Field(default_factory=list)
     admin_token: SecretStr | None = None
+    admin_session_minutes: float = Field(30.0, gt=0, le=1440)
     user_rate_limit_per_minute: int = Field(5, ge=1)
 
     # --- conversation memory -------------------------------------------------------------------------------

@@ -362,6 +362,7 @@ class Answering:
     queue_depth: Any
     close: Any
     index_manager: Any = None
+    warm_up: Any = None  # async () -> None: one token from the LLM (readiness)
 
 
 async def build_answering(settings: Settings, metrics=None) -> Answering:
@@ -397,10 +398,15 @@ async def build_answering(settings: Settings, metrics=None) -> Answering:
     async def close() -> None:
         await asyncio.get_running_loop().run_in_executor(None, pool.close)
 
+    async def warm_up() -> None:
+        """Load the model and have it generate one token (what /readyz waits for)."""
+        await pool.submit("Teks: Program studi Teknik Informatika.\nPertanyaan: Apa nama prodi?\nJawaban:",
+                          max_tokens=1)
+
     if metrics is not None and index_ready():
         info = dict(manager.current().info)
         metrics.index_loaded(chunks=int(info.get("chunks", 0) or 0), documents=int(info.get("documents", 0) or 0))
-    return Answering(pipeline, search, index_ready, queue_depth, close, index_manager=manager)
+    return Answering(pipeline, search, index_ready, queue_depth, close, index_manager=manager, warm_up=warm_up)
 
 
 class ServeOperations:

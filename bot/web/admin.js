@@ -1,7 +1,8 @@
 "use strict";
 (function () {
-  var token = new URLSearchParams(window.location.search).get("token") || "";
-  var headers = { "Authorization": "Bearer " + token };
+  // the session is an HttpOnly cookie (set by /admin/login); a state-changing request carries the page's CSRF token
+  var holder = document.querySelector("[data-csrf]");
+  var headers = holder ? { "X-CSRF-Token": holder.getAttribute("data-csrf") } : {};
 
   function text(el, value) { el.textContent = value === undefined || value === null ? "-" : String(value); }
 

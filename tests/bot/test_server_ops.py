@@ -8,6 +8,7 @@ import pytest
 from bot.app import ServeApp
 from bot.settings import Settings
 from handlers.chat import UserRef
+from tests.auxil.admin import admin_headers
 from tests.auxil.answerer import CorpusAnswerer
 
 SEEDS = ["https://prodi.example.invalid/"]  # serve needs SITE_SEEDS; never crawled here (no schedule, no index run)
@@ -32,9 +33,8 @@ async def test_admin_status_shows_real_runs_with_their_log_lines(served):
     run = runs.start("schedule")
     runs.log(run.run_id, {"stage": "crawl", "pages": 14, "msg": "crawl selesai"})
     runs.finish(run.run_id, "SUCCESS", index_version="v-test")
-    async with aiohttp.ClientSession() as s:
-        async with s.get(f"http://127.0.0.1:{served.port}/admin/api/status",
-                         headers={"Authorization": "Bearer adm"}) as r:
+    async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{served.port}") as s:
+        async with s.get("/admin/api/status", headers=await admin_headers(s, "adm")) as r:
             data = await r.json()
     assert r.status == 200
     newest = data["runs"][0]
@@ -68,9 +68,8 @@ async def test_admin_reindex_goes_to_the_real_coordinator(served, monkeypatch):
     started: list = []
     monkeypatch.setattr(served.ops.coordinator, "start", lambda trigger, requested_by=None: started.append(
         (trigger, requested_by)))
-    async with aiohttp.ClientSession() as s:
-        async with s.post(f"http://127.0.0.1:{served.port}/admin/api/reindex",
-                          headers={"Authorization": "Bearer adm"}) as r:
+    async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{served.port}") as s:
+        async with s.post("/admin/api/reindex", headers=await admin_headers(s, "adm")) as r:
             assert r.status == 202
     reply = await served.service.handle(UserRef("telegram", "1"), "/reindex")
     assert "ringkasan" in reply.text

@@ -7,6 +7,7 @@ import pytest
 
 from bot.app import ServeApp
 from bot.settings import Settings
+from tests.auxil.admin import admin_headers
 from tests.auxil.answerer import CorpusAnswerer
 
 
@@ -96,14 +97,15 @@ async def test_api_retrieve_with_k_and_top_k(web):
             assert r.status == 400
 
 
-async def test_admin_needs_the_token_and_shows_runs_feedback_and_reindex(web):
-    async with web.session.get("/admin") as r:
-        assert r.status == 401
-    async with web.session.get("/admin", params={"token": "wrong"}) as r:
-        assert r.status == 401
-    async with web.session.get("/admin", params={"token": "adm-token"}) as r:
+async def test_admin_needs_a_session_and_shows_runs_feedback_and_reindex(web):
+    async with web.session.get("/admin", allow_redirects=False) as r:
+        assert r.status == 303 and r.headers["Location"] == "/admin/login"
+    for refused in ({"params": {"token": "adm-token"}}, {"headers": {"Authorization": "Bearer adm-token"}}):
+        async with web.session.get("/admin/api/status", **refused) as r:
+            assert r.status == 401  # the token is only ever typed into the login form
+    headers = await admin_headers(web.session, "adm-token")
+    async with web.session.get("/admin", headers=headers) as r:
         assert r.status == 200 and "Riwayat pembaruan" in await r.text()
-    headers = {"Authorization": "Bearer adm-token"}
     await web.stores.feedback.add("web:s", "t1", "up")
     async with web.session.get("/admin/api/status", headers=headers) as r:
         data = await r.json()
@@ -155,7 +157,7 @@ async def test_admin_disabled_without_token(redis_url, data_dir):
     await app.start()
     try:
         async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{app.port}") as s:
-            async with s.get("/admin", params={"token": ""}) as r:
+            async with s.get("/admin/login") as r:
                 assert r.status == 404 and "ADMIN_TOKEN" in (await r.json())["error"]
             async with s.get("/healthz") as r:
                 assert (await r.json())["checks"] == {"process": True, "index": True}  # no Redis configured

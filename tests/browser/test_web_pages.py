@@ -23,6 +23,14 @@ ARGS = [
 ]
 
 
+async def log_in(page, base_url: str, token: str) -> None:
+    """The admin login form, as an admin uses it: /admin sends a visitor without a session to it."""
+    await page.goto(base_url + "/admin")
+    await page.get_by_label("Token admin").fill(token)
+    await page.get_by_role("button", name="Masuk").click()
+    await page.wait_for_url(base_url + "/admin")
+
+
 def _require_chromium() -> None:
     if not os.path.exists(CHROMIUM):
         pytest.fail("Chromium is missing: apt-get install -y chromium (never download a browser)")
@@ -115,7 +123,7 @@ async def test_admin_page_shows_the_job_runs(browser, served_with_ops):
     newest, older = served_with_ops.run_ids
     page = await browser.new_page()
     try:
-        await page.goto(f"http://127.0.0.1:{served_with_ops.port}/admin?token=adm-token")
+        await log_in(page, f"http://127.0.0.1:{served_with_ops.port}", "adm-token")
         rows = page.locator("#runs tr.run")
         await rows.first.wait_for(timeout=15_000)
         assert await rows.count() == 2
@@ -132,7 +140,7 @@ async def test_admin_page_shows_the_job_runs(browser, served_with_ops):
 async def test_admin_page_reindex_button(browser, served):
     page = await browser.new_page()
     try:
-        await page.goto(f"http://127.0.0.1:{served.port}/admin?token=adm-token")
+        await log_in(page, f"http://127.0.0.1:{served.port}", "adm-token")
         await page.locator("#runs tr.run").first.wait_for(timeout=15_000)
         assert "v42" in await page.locator("#index").text_content()
         await page.get_by_role("button", name="Perbarui indeks sekarang").click()

@@ -62,7 +62,7 @@ def test_compose_has_bot_and_redis_with_volumes_and_healthchecks() -> None:
     assert any(v.endswith(":/data") for v in redis_service["volumes"])
     assert "redis-cli" in redis_service["healthcheck"]["test"]
     assert bot["depends_on"]["redis"]["condition"] == "service_healthy"
-    assert "/healthz" in " ".join(bot["healthcheck"]["test"])
+    assert "/readyz" in " ".join(bot["healthcheck"]["test"])  # readiness, not mere liveness
     assert (ROOT / bot["build"]["context"] / bot["build"]["dockerfile"]).is_file()
     env = bot["environment"]
     assert env["REDIS_URL"].startswith("redis://redis:6379")
@@ -86,7 +86,7 @@ def test_dockerfile_is_multi_stage_non_root_with_model_and_healthcheck() -> None
     assert "COPY --from=builder /opt/models" in runtime
     user = re.findall(r"^USER\s+(\S+)", runtime, flags=re.M)
     assert user and not user[-1].startswith(("root", "0"))
-    assert re.search(r"^HEALTHCHECK .*", runtime, flags=re.M) and "/healthz" in runtime
+    assert re.search(r"^HEALTHCHECK .*", runtime, flags=re.M) and "/readyz" in runtime
     env_names = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", runtime))
     fields = {name.upper() for name in Settings.model_fields}
     assert {"DATA_DIR", "HTTP_HOST", "LLM_MODEL_PATH"} <= env_names & fields
