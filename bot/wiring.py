@@ -45,9 +45,28 @@ def uses_demo_site(settings: Settings, seeds=None) -> bool:
 
 
 def require_site(settings: Settings, seeds=None) -> None:
-    """``serve``, the schedule, ``crawl`` and ``reindex`` need SITE_SEEDS unless the demo is asked for explicitly."""
-    if uses_demo_site(settings, seeds) and not settings.demo:
-        raise SettingsError(NO_SITE_MESSAGE)
+    """``serve``, the schedule, ``crawl`` and ``reindex`` need SITE_SEEDS unless the demo is asked for explicitly,
+    and a real site never goes into a DATA_DIR that holds the demo's pages (they would be served, or stay mixed in,
+    under their fake URLs)."""
+    if uses_demo_site(settings, seeds):
+        if not settings.demo:
+            raise SettingsError(NO_SITE_MESSAGE)
+        return
+    if holds_demo_data(settings):
+        raise SettingsError(
+            f"DATA_DIR ({settings.data_dir}) holds the demo's pages ({DEMO_ORIGIN}/…, built by `chat`/`ask` or "
+            f"DEMO=true without SITE_SEEDS); a real site must not be mixed with them. Use another DATA_DIR for "
+            f"SITE_SEEDS, or remove {settings.db_path} and {settings.index_dir} first.")
+
+
+def holds_demo_data(settings: Settings) -> bool:
+    """The document store in DATA_DIR has pages of the bundled demo site."""
+    if not settings.db_path.exists():
+        return False
+    from storage.docstore import DocumentStore
+
+    with DocumentStore(settings.db_path) as store:
+        return any(doc.url.startswith(DEMO_ORIGIN + "/") for doc in store.documents())
 
 
 def build_crawl_config(settings: Settings, seeds=None, max_pages=None, *, demo_url: str | None = None):

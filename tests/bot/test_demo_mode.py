@@ -89,6 +89,11 @@ def test_the_demo_crawl_stores_fake_public_urls_and_never_touches_port_8000(fore
     again = _bot("crawl", "--json", env=env, cwd=tmp_path)
     assert again.returncode == 0 and json.loads(again.stdout)["pages"]["changed"] == 0
     assert foreign_8000 == []  # the service that happened to listen on 8000 was never asked for anything
+    # the real site never goes into (or is served from) the demo's DATA_DIR
+    for command in (["crawl"], ["reindex"], ["serve"]):
+        refused = _bot(*command, env={**env, "DEMO": "false", "SITE_SEEDS": "https://prodi.example.invalid/"},
+                       cwd=tmp_path, timeout=120)
+        assert refused.returncode == 2 and "holds the demo's pages" in refused.stderr, refused.stderr
 
 
 @pytest.mark.integration
