@@ -224,6 +224,7 @@ class ServeApp:
             admin_status=self.status_provider,
             feedback_counts=stores.feedback.counts,
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
+            admin_runs=wiring.build_run_views(s, self.ops),
             health_checks=checks,
             metrics=self.metrics,
             before_metrics=self._queue_depth,

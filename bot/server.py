@@ -1,7 +1,8 @@
 """The one shared aiohttp server: webhooks, web chat, JSON API, admin page, health and metrics.
 
 Routes: ``/telegram/webhook``, ``/whatsapp/webhook`` (GET verify, POST deliveries), ``/api/chat``,
-``/api/retrieve``, ``/api/feedback``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``), ``/healthz``, ``/metrics``, ``/``
+``/api/retrieve``, ``/api/feedback``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``, the run page
+``/admin/runs/<run_id>`` and its ``/admin/api/runs/<run_id>``, ``/admin/api/overview``, ``/admin/api/live``), ``/healthz`` (liveness), ``/readyz`` (readiness), ``/metrics``, ``/``
 and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; handler bugs are logged and become a
 500 without taking the process down.
 """
@@ -50,6 +51,7 @@ class ServerParts:
     admin_status: Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]] | None = None
     feedback_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
     reindex: Callable[[], Awaitable[Any] | Any] | None = None
+    admin_runs: Any = None  # bot.run_views.RunViews: the run pages, live progress and trends
     health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
     readiness: Any = None  # bot.readiness.Readiness: /readyz
     metrics: Any = None
@@ -280,6 +282,50 @@ class _Routes:
             return _json_error(409, f"reindex could not start: {error}")
         return web.json_response({"started": True, "detail": str(result) if result else ""}, status=202)
 
+    # --- admin: run pages, live progress, trends (bot.run_views) ------------------------------------------------
+    def _admin_runs(self, request: web.Request) -> web.Response | None:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused
+        if self.parts.admin_runs is None:
+            return _json_error(503, "run history is not available in this process")
+        return None
+
+    async def admin_run_page(self, request: web.Request) -> web.StreamResponse:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused
+        return web.FileResponse(WEB_DIR / "run.html", headers=_PAGE_HEADERS)
+
+    async def admin_overview(self, request: web.Request) -> web.Response:
+        refused = self._admin_runs(request)
+        if refused is not None:
+            return refused
+        data = await self.parts.admin_runs.overview()
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
+
+    async def admin_live(self, request: web.Request) -> web.Response:
+        refused = self._admin_runs(request)
+        if refused is not None:
+            return refused
+        data = {"live": await self.parts.admin_runs.live()}
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
+
+    async def admin_run(self, request: web.Request) -> web.Response:
+        refused = self._admin_runs(request)
+        if refused is not None:
+            return refused
+        run_id = request.match_info["run_id"]
+        data = await self.parts.admin_runs.detail(run_id)
+        if data is None:
+            return _json_error(404, f"no run {run_id!r}; see /admin for the run history")
+        if request.query.get("download"):
+            raw = {"run": data["run"], "log": data["log"]}
+            return web.Response(text=json.dumps(raw, ensure_ascii=False, indent=2, default=str),
+                                content_type="application/json", headers={
+                                    "Content-Disposition": f'attachment; filename="run-{data["run"]["run_id"]}.json"'})
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
+
     # --- health and metrics ----------------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
         checks: dict[str, bool] = {"process": True}
@@ -329,6 +375,10 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_post("/admin/logout", routes.admin_logout)
     app.router.add_get("/admin/api/status", routes.admin_status)
     app.router.add_post("/admin/api/reindex", routes.admin_reindex)
+    app.router.add_get("/admin/runs/{run_id}", routes.admin_run_page)
+    app.router.add_get("/admin/api/overview", routes.admin_overview)
+    app.router.add_get("/admin/api/live", routes.admin_live)
+    app.router.add_get("/admin/api/runs/{run_id}", routes.admin_run)
     app.router.add_get("/healthz", routes.healthz)
     app.router.add_get("/readyz", routes.readyz)
     app.router.add_get("/metrics", routes.metrics)

@@ -431,8 +431,10 @@ async def build_answering(settings: Settings, metrics=None) -> Answering:
 class ServeOperations:
     """The operations side as ``serve`` uses it: status for /status and /admin, the reindex trigger, the schedule."""
 
-    def __init__(self, coordinator, *, schedule=None, runs=None, watcher=None, client=None, log_lines: int = 50):
+    def __init__(self, coordinator, *, schedule=None, runs=None, watcher=None, client=None, log_lines: int = 50,
+                 timezone: str = "UTC"):
         self.coordinator = coordinator
+        self.timezone = timezone  # TIMEZONE: the admin page's index facts are shown in it
         self.schedule = schedule
         self.runs = runs  # storage.runs.RunStore, for the log lines the admin page shows
         self.watcher = watcher  # bot.ops.IndexWatcher: reloads the serving index after a reindex anywhere
@@ -449,7 +451,21 @@ class ServeOperations:
                 if isinstance(run, dict) and run.get("run_id") and "log" not in run:
                     lines = await loop.run_in_executor(None, self.runs.logs, run["run_id"])
                     run["log"] = lines[-self.log_lines :]
+        data["facts"] = self._facts(data.get("index") or {})
+        data["timezone"] = self.timezone
         return data
+
+    def _facts(self, index: dict[str, Any]) -> list[list[str]]:
+        """The index in words for the admin page (version, built at, counts, size, last crawl, next run)."""
+        from bot.run_views import index_facts
+
+        next_run = None
+        if self.schedule is not None:
+            try:
+                next_run = self.schedule.next_run_time()
+            except Exception:  # a bad REINDEX_CRON is reported by the schedule itself
+                next_run = None
+        return index_facts(index, self.timezone, next_run)
 
     async def reindex(self, requested_by: str | None = None) -> str:
         return await self.coordinator.admin_trigger(requested_by)
@@ -488,7 +504,8 @@ async def build_serve_operations(settings: Settings, metrics=None, index_manager
     watcher = None
     if index_manager is not None:
         watcher = build_index_watcher(settings, index_manager, redis=client, metrics=metrics)
-    return ServeOperations(coordinator, schedule=schedule, runs=coordinator.job.runs, watcher=watcher, client=client)
+    return ServeOperations(coordinator, schedule=schedule, runs=coordinator.job.runs, watcher=watcher, client=client,
+                           timezone=settings.timezone)
 
 
 __all__ += [

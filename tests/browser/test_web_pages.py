@@ -128,10 +128,10 @@ async def test_admin_page_shows_the_job_runs(browser, served_with_ops):
         await rows.first.wait_for(timeout=15_000)
         assert await rows.count() == 2
         first = await rows.nth(0).text_content()
-        assert newest in first and "SUCCESS" in first and "14 halaman diambil" in first
+        assert newest in first and "Berhasil" in first and "14 halaman diambil" in first
         second = await rows.nth(1).text_content()
-        assert older in second and "FAILED" in second and "situs tidak dapat dihubungi" in second
-        assert "version" in await page.locator("#index").text_content()
+        assert older in second and "Gagal" in second and "site down" in second  # the run's error
+        assert "Jadwal berikutnya" in await page.locator("#index").text_content()  # the index in words
         assert "👍 0" in await page.locator("#feedback").text_content()
     finally:
         await page.close()
