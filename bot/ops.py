@@ -18,6 +18,7 @@ import json
 import logging
 import multiprocessing
 import os
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -286,9 +287,16 @@ def _child_init(nice: int) -> None:
         os.nice(nice)
 
 
-def _run_job_in_child(settings: Any, trigger: str, requested_by: str | None) -> dict[str, Any]:
-    """Entry point of the child process: build the job from Settings and run it once."""
+def _run_job_in_child(settings: Any, trigger: str, requested_by: str | None,
+                      log_stdout: bool = False) -> dict[str, Any]:
+    """Entry point of the child process: build the job from Settings and run it once.
+
+    A spawned child starts with no logging configured: it logs like ``serve`` (the JSON log file, and stdout when
+    the parent logs there), so the job's stage lines reach the same log stack as the parent's."""
     from bot import wiring
+    from bot.logging_setup import configure_logging
+
+    configure_logging(settings, quiet=not log_stdout, command="serve")
 
     async def main() -> dict[str, Any]:
         redis = None
@@ -329,7 +337,9 @@ class SubprocessReindex:
                                    initializer=_child_init, initargs=(self.nice,))
         try:
             spawned_at = utc_now()
-            data = await loop.run_in_executor(pool, _run_job_in_child, self.settings, trigger, requested_by)
+            log_stdout = any(getattr(h, "stream", None) is sys.stdout for h in logging.getLogger().handlers)
+            data = await loop.run_in_executor(pool, _run_job_in_child, self.settings, trigger, requested_by,
+                                              log_stdout)
             return JobRun(**data)
         except BrokenProcessPool:
             logger.error("the reindex child process died (killed or out of memory); cleaning up what it left")
