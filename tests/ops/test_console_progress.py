@@ -106,3 +106,17 @@ def test_first_chat_on_a_fresh_data_dir_shows_a_bar_then_a_quiet_chat(tmp_path) 
     log_file = tmp_path / "data" / "logs" / "prodi-bot.log"
     stages = [json.loads(line).get("stage") for line in log_file.read_text(encoding="utf-8").splitlines()]
     assert "crawl" in stages and "embed" in stages  # the job's INFO lines are in the log file instead
+
+
+def test_index_draws_an_embedding_bar_on_a_terminal(data_dir, tmp_path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps({"id": f"d{i}", "url": f"http://prodi.test/{i}", "title": f"Halaman {i}",
+                                          "text": f"Informasi akademik nomor {i} untuk mahasiswa baru."})
+                              for i in range(5)) + "\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SITE_", "REDIS_"))}
+    env.update({"DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)})
+    code, out = in_pty(["index", "--from-jsonl", str(docs)], env, tmp_path)
+    assert code == 0, out[-3000:]
+    assert "Embedding:" in out and "5/5" in out and "Membangun indeks" in out and "index v" in out
+    code, out = in_pty(["index", "--from-jsonl", str(docs), "--json"], env, tmp_path)
+    assert code == 0 and [json.loads(line) for line in out.splitlines() if line.strip()][0]["documents"] == 5
