@@ -102,7 +102,8 @@ class CrawlConfig:
     @property
     def paths(self) -> PathScope:
         """SITE_ALLOWED_PATH_PREFIXES, or each seed's own directory (``/informatika/`` for
-        ``https://uin.ac.id/informatika/`` or ``…/informatika/index.php``); ``/`` allows the whole host."""
+        ``https://uin.ac.id/informatika/``, ``…/informatika`` or ``…/informatika/index.php``); ``/`` allows the
+        whole host."""
         return PathScope(list(self.allowed_path_prefixes) or [_seed_dir(s) for s in self.seeds])
 
 
@@ -168,8 +169,13 @@ def _seed_host(seed: str) -> str:
 
 
 def _seed_dir(seed: str) -> str:
+    """The directory a seed stands for: ``/informatika/`` for ``…/informatika/``, ``…/informatika`` (a pretty URL
+    without its slash) and ``…/informatika/index.php`` (a file)."""
     path = urlsplit(seed).path or "/"
-    return path if path.endswith("/") else path.rsplit("/", 1)[0] + "/"
+    if path.endswith("/"):
+        return path
+    head, _, last = path.rpartition("/")
+    return head + "/" if "." in last else path + "/"
 
 
 def _now() -> str:

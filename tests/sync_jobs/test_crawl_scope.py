@@ -36,8 +36,9 @@ def test_path_prefixes_match_whole_segments() -> None:
 
 
 def test_default_prefixes_are_the_seeds_own_directories() -> None:
-    config = CrawlConfig(seeds=("https://uin.ac.id/informatika/", "https://uin.ac.id/saintek/index.php"))
-    assert config.paths.prefixes == ("/informatika/", "/saintek/")
+    config = CrawlConfig(seeds=("https://uin.ac.id/informatika/", "https://uin.ac.id/saintek/index.php",
+                                "https://uin.ac.id/syariah"))
+    assert config.paths.prefixes == ("/informatika/", "/saintek/", "/syariah/")  # a seed without its slash too
     assert CrawlConfig(seeds=("https://prodi.ac.id/",)).paths.everything
     assert CrawlConfig(seeds=("https://uin.ac.id/informatika/",), allowed_path_prefixes=("/",)).paths.everything
     with pytest.raises(ValueError, match="SITE_ALLOWED_PATH_PREFIXES"):
