@@ -3,9 +3,9 @@
 The answer is quoted from one evidence sentence, so the sentence ranked first decides most replies. This script
 asks answerable questions of the IDK-MRC *tune* split (bench/idkmrc.py; the same fixed-seed passages as
 bench/fit_abstention.py, indexed as their own corpus) with the LLM off, records every candidate sentence's score
-components, and fits the weights as a conditional logit: the probability that a sentence is "the" answer sentence
-is a softmax of its score over the question's candidates, and the target spreads over the candidates that contain
-a gold span. Questions with no gold-containing candidate carry no signal about the choice and are left out.
+components, and fits the weights as a conditional logit (Newton's method, L2 chosen out of fold): the probability
+that a sentence is "the" answer sentence is a softmax of its score over the question's candidates, and the target
+spreads over the candidates that contain a gold span. Questions with no gold-containing candidate carry no signal about the choice and are left out.
 
 Reported, for the hand weights and the fitted ones: the share of questions whose top-ranked sentence contains the
 gold span, out of fold on the tune questions (5 folds) and on the IDK-MRC check split (never fitted on), and on the
@@ -34,6 +34,7 @@ from bench import idkmrc
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV_SET = ROOT / "tests" / "data" / "eval" / "answers.jsonl"
+INFORMAL_SET = ROOT / "tests" / "data" / "eval" / "informal.jsonl"  # only reported, never fitted on
 SEED = 20261122  # bench/fit_abstention.py's seed: the same tune passages
 TUNE_PASSAGES = 700
 TUNE_QUESTIONS = 600
@@ -93,9 +94,10 @@ def collect(n_tune: int, n_check: int) -> list[dict[str, Any]]:
             settings = Settings(_env_file=None, data_dir=Path(tmp) / "site", site_seeds=[site.base_url + "/"],
                                 crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
             manager, _, _ = build_fresh_index(settings)
-            items = [json.loads(x) for x in DEV_SET.read_text(encoding="utf-8").splitlines() if x.strip()]
-            items = [it for it in items if it.get("answerable", True) and it.get("answers") and not it.get("conversation")]
-            rows += asyncio.run(_ask(_pipeline(settings, manager), items, "sample-site-dev"))
+            for name, path in (("sample-site-dev", DEV_SET), ("sample-site-informal", INFORMAL_SET)):
+                items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+                items = [it for it in items if it.get("answerable", True) and it.get("answers") and not it.get("conversation")]
+                rows += asyncio.run(_ask(_pipeline(settings, manager), items, name))
     return rows
 
 
@@ -127,22 +129,26 @@ def top1(rows: Sequence[dict[str, Any]], weights: np.ndarray) -> dict[str, float
             "top1_of_reachable": round(hit / max(reachable, 1), 4)}
 
 
-def fit_weights(rows: Sequence[dict[str, Any]], *, l2: float = 1.0, iterations: int = 3000) -> np.ndarray:
-    """Conditional-logit weights (L2-penalised, gradient descent with a decaying step), rescaled so that the
-    lexical, embedding and chunk weights sum to 1 like the hand weights (the ranking does not change)."""
+def fit_weights(rows: Sequence[dict[str, Any]], *, l2: float = 1.0, iterations: int = 30) -> np.ndarray:
+    """Conditional-logit weights by Newton's method with an L2 penalty (the gradient and Hessian of the softmax
+    log-likelihood, summed over questions)."""
     data = _usable(rows)
     d = len(data[0][0][0])
     w = np.zeros(d)
-    lr = 0.5
-    for it in range(iterations):
-        grad = l2 * w / max(len(data), 1)
+    for _ in range(iterations):
+        grad = l2 * w
+        hess = l2 * np.eye(d)
         for x, gold in data:
             z = x @ w
             p = np.exp(z - z.max())
             p /= p.sum()
             target = gold / gold.sum()
-            grad += x.T @ (p - target) / len(data)
-        w -= lr / (1 + it / 500) * grad
+            grad += x.T @ (p - target)
+            hess += x.T @ (x * p[:, None]) - np.outer(x.T @ p, x.T @ p)
+        step = np.linalg.solve(hess + 1e-9 * np.eye(d), grad)
+        w -= step
+        if float(np.max(np.abs(step))) < 1e-7:
+            break
     return w
 
 
@@ -151,19 +157,46 @@ def rescale(w: np.ndarray, names: Sequence[str]) -> np.ndarray:
     return w / total if total > 0 else w
 
 
-def cross_validated(rows: Sequence[dict[str, Any]], *, l2: float, folds: int = 5) -> dict[str, float]:
-    order = random.Random(SEED).sample(range(len(rows)), len(rows))
-    hits = {"questions": 0, "reachable": 0, "hit": 0.0}
+SOURCES = ("idkmrc-tune", "sample-site-dev")  # fitted on (each weighs half); the rest is only reported
+REPORTED = ("idkmrc-check", "sample-site-informal")
+
+
+def _folds(rows: Sequence[dict[str, Any]], folds: int) -> list[int]:
+    """A fold per row, assigned within each source (every fold holds its share of every source)."""
+    out = [0] * len(rows)
+    for src in {r["source"] for r in rows}:
+        idx = [i for i, r in enumerate(rows) if r["source"] == src]
+        for k, i in enumerate(random.Random(SEED).sample(idx, len(idx))):
+            out[i] = k % folds
+    return out
+
+
+def fit_pooled(rows: Sequence[dict[str, Any]], *, l2: float) -> np.ndarray:
+    """One fit over several sources, each source weighing the same in the likelihood (a small site set is not
+    drowned by thousands of Wikipedia questions): its questions are repeated in proportion."""
+    by_source = {src: [r for r in rows if r["source"] == src] for src in {r["source"] for r in rows}}
+    biggest = max(len(v) for v in by_source.values())
+    pooled: list[dict[str, Any]] = []
+    for part in by_source.values():
+        reps = max(1, round(biggest / max(len(part), 1)))
+        pooled += [r for r in part for _ in range(reps)]
+    return fit_weights(pooled, l2=l2 * len(by_source))
+
+
+def cross_validated(rows: Sequence[dict[str, Any]], weights_for: Any, *, folds: int = 5) -> dict[str, Any]:
+    """Out-of-fold top-1 per source and their mean: ``weights_for(train_rows)`` gives the weights for a fold."""
+    fold = _folds(rows, folds)
+    hit: dict[str, float] = {}
+    n: dict[str, int] = {}
     for f in range(folds):
-        test = [rows[i] for k, i in enumerate(order) if k % folds == f]
-        train = [rows[i] for k, i in enumerate(order) if k % folds != f]
-        r = top1(test, fit_weights(train, l2=l2))
-        hits["questions"] += r["questions"]
-        hits["reachable"] += r["reachable"]
-        hits["hit"] += r["top1"] * r["questions"]
-    return {"questions": hits["questions"], "reachable": hits["reachable"],
-            "top1": round(hits["hit"] / max(hits["questions"], 1), 4),
-            "top1_of_reachable": round(hits["hit"] / max(hits["reachable"], 1), 4)}
+        w = weights_for([r for r, k in zip(rows, fold, strict=True) if k != f])
+        for src in {r["source"] for r in rows}:
+            test = [r for r, k in zip(rows, fold, strict=True) if k == f and r["source"] == src]
+            res = top1(test, w)
+            hit[src] = hit.get(src, 0.0) + res["top1"] * res["questions"]
+            n[src] = n.get(src, 0) + res["questions"]
+    per = {src: round(hit[src] / max(n[src], 1), 4) for src in sorted(hit)}
+    return {"per_source": per, "mean": round(sum(per.values()) / max(len(per), 1), 4)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -174,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", type=int, default=CHECK_QUESTIONS)
     parser.add_argument("--raw", type=Path, help="write the candidate rows here (JSON lines)")
     parser.add_argument("--from-raw", type=Path, help="fit from rows written by --raw")
-    parser.add_argument("--l2", default="0.1,1,10", help="L2 strengths to choose from, out of fold on the tune split")
+    parser.add_argument("--l2", default="0.1,1,10,100", help="L2 strengths to choose from, out of fold")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.from_raw:
@@ -185,18 +218,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.raw.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     names = list(EVIDENCE_COMPONENTS)
     hand = np.asarray([EVIDENCE_WEIGHTS[c] for c in names])
-    part = {s: [r for r in rows if r["source"] == s] for s in ("idkmrc-tune", "idkmrc-check", "sample-site-dev")}
+    fit_rows = [r for r in rows if r["source"] in SOURCES]
     l2s = [float(x) for x in args.l2.split(",") if x.strip()]
-    cv = {l2: cross_validated(part["idkmrc-tune"], l2=l2) for l2 in l2s}
-    best = max(l2s, key=lambda l2: cv[l2]["top1"])
-    fitted = rescale(fit_weights(part["idkmrc-tune"], l2=best), names)
+    candidates: dict[str, Any] = {"hand": lambda train: hand}
+    for l2 in l2s:
+        candidates[f"fitted l2={l2:g}"] = lambda train, l2=l2: fit_pooled(train, l2=l2)
+    cv = {name: cross_validated(fit_rows, fn) for name, fn in candidates.items()}
+    chosen = max(cv, key=lambda name: (cv[name]["mean"], name == "hand"))
+    weights = hand if chosen == "hand" else rescale(candidates[chosen](fit_rows), names)
+    parts = {s: [r for r in rows if r["source"] == s] for s in (*SOURCES, *REPORTED)}
     report = {
         "components": names,
-        "hand": {"weights": dict(zip(names, hand.round(4).tolist(), strict=True)),
-                 **{s: top1(r, hand) for s, r in part.items()}},
-        "fitted": {"weights": dict(zip(names, fitted.round(4).tolist(), strict=True)), "l2": best,
-                   "tune_out_of_fold": cv[best], **{s: top1(r, fitted) for s, r in part.items()}},
-        "l2_out_of_fold": {str(k): v for k, v in cv.items()},
+        "out_of_fold": cv,
+        "chosen": chosen,
+        "weights": dict(zip(names, weights.round(4).tolist(), strict=True)),
+        "hand": {s: top1(r, hand) for s, r in parts.items() if r},
+        "chosen_weights": {s: top1(r, weights) for s, r in parts.items() if r},
+        "note": f"fitted on {', '.join(SOURCES)} (in-sample there); {', '.join(REPORTED)} never fitted on",
         "seconds": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(report, indent=1))

@@ -127,6 +127,7 @@ class _Evidence:
     vectors: np.ndarray | None = None
     scores: list[float] = field(default_factory=list)
     components: list[tuple[float, ...]] = field(default_factory=list)  # per sentence, in EVIDENCE_COMPONENTS order
+    citable: list[bool] = field(default_factory=list)  # False: a heading or a question on the page, never cited
     coverage_chunk: dict[str, float] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     hit_stems: dict[str, set[str]] = field(default_factory=dict)
@@ -742,6 +743,7 @@ class AnswerPipeline:
             )
             ev.components.append(parts)
             ev.scores.append(float(weight @ np.asarray(parts)))
+            ev.citable.append(True)
         # a question on the page (an FAQ entry) or a heading is not an answer; the sentence after it usually is
         sections = {h.chunk_id: (getattr(h, "section", "") or "", getattr(h, "title", "") or "") for h in hits}
         for i, s in enumerate(ev.sentences):
@@ -750,6 +752,7 @@ class AnswerPipeline:
                 if nxt < len(ev.sentences) and ev.sentences[nxt].chunk_id == s.chunk_id:
                     ev.scores[nxt] = max(ev.scores[nxt], ev.scores[i] - 0.02)
                 ev.scores[i] = -1.0
+                ev.citable[i] = False
         return ev
 
     def _llm_context(self, ev: _Evidence) -> list[EvidenceSentence]:
@@ -827,28 +830,32 @@ class AnswerPipeline:
         return chosen
 
     def _choose_sentences(self, ev: _Evidence, span: str | None) -> list[EvidenceSentence]:
-        """The sentence(s) to show: the best-scoring one containing the span, or the best 1–2 (extractive)."""
-        if not ev.sentences or max(ev.scores) < 0:
+        """The sentence(s) to show: the best-scoring one containing the span, or the best 1–2 (extractive).
+
+        Headings and the page's own questions are never cited. With the hand thresholds, a negative best score
+        (every sentence from a chunk that misses the question's words) abstains here; with the calibrated gate the
+        best sentence is composed anyway and the gate decides on all its signals (its evidence score among them)."""
+        order = sorted((i for i in range(len(ev.sentences)) if ev.citable[i]), key=lambda i: -ev.scores[i])
+        if not order or (self.abstention_mode == "thresholds" and ev.scores[order[0]] < 0):
             return []
-        order = sorted(range(len(ev.sentences)), key=lambda i: -ev.scores[i])
         if span:
             norm = normalize(span)
             top_score = ev.scores[order[0]]
             containing = [i for i in order if norm and norm in normalize(ev.sentences[i].text)
-                          and ev.scores[i] >= SPAN_SENTENCE_MIN * top_score]
+                          and _near(ev.scores[i], top_score, SPAN_SENTENCE_MIN)]
             if containing:
                 if containing[0] == order[0]:
                     return [ev.sentences[order[0]]]
                 # the model chose a near-best sentence: show the best one first, then the model's
                 return [ev.sentences[order[0]], ev.sentences[containing[0]]]
             span_stems = set(stems(span))
-            eligible = [i for i in order if ev.scores[i] >= max(0.0, SPAN_SENTENCE_MIN * top_score)]
+            eligible = [i for i in order if _near(ev.scores[i], top_score, SPAN_SENTENCE_MIN)]
             if span_stems and eligible:
                 best = max(eligible, key=lambda i: (len(span_stems & set(stems(ev.sentences[i].text))), ev.scores[i]))
                 if len(span_stems & set(stems(ev.sentences[best].text))) / len(span_stems) >= self.config.support_tau:
                     return [ev.sentences[best]]
         top = ev.scores[order[0]]
-        rival = next((i for i in order[1:] if ev.scores[i] >= 0.9 * top and ev.sentences[i].url != ev.sentences[order[0]].url
+        rival = next((i for i in order[1:] if _near(ev.scores[i], top, 0.9) and ev.sentences[i].url != ev.sentences[order[0]].url
                       and disagree_by_year(ev.sentences[order[0]], ev.sentences[i])), None)
         if rival is not None:  # two pages, two years: the newer first, and the older one said too
             return newest_first([ev.sentences[order[0]], ev.sentences[rival]])
@@ -856,7 +863,7 @@ class AnswerPipeline:
         for i in order[1:]:
             if len(chosen) >= 2:
                 break
-            if ev.scores[i] >= 0.9 * top and ev.sentences[i].chunk_id == ev.sentences[order[0]].chunk_id:
+            if _near(ev.scores[i], top, 0.9) and ev.sentences[i].chunk_id == ev.sentences[order[0]].chunk_id:
                 chosen.append(i)
         chosen.sort(key=lambda i: (ev.sentences[i].hit_rank, ev.sentences[i].index))
         return [ev.sentences[i] for i in chosen]
@@ -882,6 +889,12 @@ class AnswerPipeline:
         if not new:
             return None
         return hits + new[: self.config.context_max_docs]
+
+
+def _near(score: float, top: float, share: float) -> bool:
+    """``score`` is within ``1 - share`` of the best score ``top`` (≥ share·top for a positive top; the same
+    distance below a negative one)."""
+    return score >= top - (1.0 - share) * abs(top)
 
 
 def _as_typed(text: str, *, expand: bool = True) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "EvidenceSentence",
     "SupportResult",
     "anchor_coverage",
+    "clipped_compounds",
     "check_support",
     "lexical_overlap",
     "split_evidence",
@@ -78,6 +79,7 @@ def text_stems(text: str) -> set[str]:
             found.add(short)
         elif short in found:
             found |= long_stems
+    found |= clipped_compounds(text)
     # acronyms of capitalised word runs: "Institut Teknologi Bandung" also answers to "ITB"
     for run in _CAP_RUN.findall(text):
         parts = run.split()
@@ -88,6 +90,25 @@ def text_stems(text: str) -> set[str]:
 
 
 _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
+_ALPHA_WORD = re.compile(r"[^\W\d_]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def clipped_compounds(text: str) -> frozenset[str]:
+    """The clipped compounds two neighbouring words of ``text`` can form, the common Indonesian way of shortening
+    a name: the first 2–4 letters of each joined, at least 5 letters in all ("jaringan komputer" → "jarkom",
+    "seminar proposal" → "sempro", "program kerja" → "proker", "jabatan fungsional" → "jabfung"). Words of at
+    least 4 letters only, so that short function words never take part."""
+    toks = [w.lower() for w in _ALPHA_WORD.findall(text)]
+    out: set[str] = set()
+    for a, b in zip(toks, toks[1:], strict=False):
+        if len(a) < 4 or len(b) < 4:
+            continue
+        for i in (2, 3, 4):
+            for j in (2, 3, 4):
+                if i + j >= 5:
+                    out.add(a[:i] + b[:j])
+    return frozenset(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,7 @@ __all__ = [
     "GLOSSARY",
     "LEXICON_PATH",
     "QueryNormalizer",
+    "colloquial_forms",
     "colloquial_spellings",
     "collapse_elongation",
     "load_lexicon",
@@ -164,6 +165,68 @@ def colloquial_spellings(formal_words: Collection[str], lexicon: Mapping[str, st
             out.add(slang)
     out.update(k for k, v in _INFORMAL_TARGETS.items() if v in formal_words)
     return frozenset(out)
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def _prefixed(prefix: str, root: str) -> str:
+    """``meN-`` / ``peN-`` on ``root`` with the standard nasal assimilation ("tulis" → "menulis", "kirim" →
+    "mengirim", "susun" → "menyusun", "pikir" → "memikir", "lapor" → "melapor")."""
+    head = root[:1]
+    if head in _VOWELS or head in "gh":
+        return prefix + "ng" + root
+    if head == "k":
+        return prefix + "ng" + root[1:]
+    if head in "bfv":
+        return prefix + "m" + root
+    if head == "p":
+        return prefix + "m" + root[1:]
+    if head in "dcjz":
+        return prefix + "n" + root
+    if head == "t":
+        return prefix + "n" + root[1:]
+    if head == "s":
+        return prefix + "ny" + root[1:]
+    return prefix + root
+
+
+def colloquial_forms(word: str) -> list[str]:
+    """Formal candidates for a colloquial verb form, most likely first: the nasal prefixes ng-/nge-/ny-/n-/m-
+    (for meN-, whose first consonant k/s/c/t/p they swallow) and the suffix -in (for -kan / -i), as students
+    type them ("ngajar", "nyari", "nanya", "ngepalain", "diumumin", "ngulang"). General Indonesian morphology,
+    not a word list; the normaliser keeps only a candidate the site itself uses."""
+    if len(word) < 5 or not word.isalpha():
+        return []
+    bodies = [word]
+    if word.endswith("in") and len(word) > 5:
+        bodies = [word[:-2] + "kan", word[:-2] + "i", word[:-2], word]
+    roots: list[str] = []
+    out: list[str] = []
+    for body in bodies:
+        if body.startswith("di") and body != word:
+            out.append(body)  # "diumumin" → "diumumkan"
+            continue
+        if body.startswith("nge") and body[3:4] not in _VOWELS:
+            roots.append(body[3:])  # "ngecek" → "cek"
+        if body.startswith("ng") and body[2:3] in _VOWELS:
+            roots += [body[2:], "k" + body[2:]]  # "ngajar" → "ajar", "ngirim" → "kirim", "ngepalai" → "kepalai"
+        elif body.startswith("ny") and body[2:3] in _VOWELS:
+            roots += ["s" + body[2:], "c" + body[2:]]  # "nyusun" → "susun", "nyari" → "cari"
+        elif body.startswith("n") and body[1:2] in _VOWELS:
+            roots.append("t" + body[1:])  # "nulis" → "tulis"
+        elif body.startswith("m") and body[1:2] in _VOWELS and not body.startswith("me"):
+            roots.append("p" + body[1:])  # "mikir" → "pikir"
+        elif body != word:
+            roots.append(body)  # "-in" on a bare root
+    for root in roots:
+        if len(root) < 3:
+            continue
+        out += [_prefixed("me", root), root, _prefixed("pe", root)]
+        if root.endswith(("kan", "i")):
+            continue
+        out += [_prefixed("me", root) + "kan", _prefixed("me", root) + "i"]
+    return [w for w in dict.fromkeys(out) if w != word]
 
 
 def collapse_elongation(word: str) -> tuple[str, str]:
@@ -411,7 +474,11 @@ class QueryNormalizer:
                     return stem
                 if self.lexicon.get(stem):
                     return self.lexicon[stem]
-        # 3. one typing slip against the site's vocabulary
+        # 3. colloquial verb morphology ("ngajar" → "mengajar", "ngepalain" → "kepala", "diumumin" → "diumumkan")
+        for form in colloquial_forms(one):
+            if self.known(form):
+                return form
+        # 4. one typing slip against the site's vocabulary
         if self.typo_correction and len(one) >= 5:
             fixed = self._typo(one)
             if fixed:

@@ -73,3 +73,23 @@ def test_a_soft_anchor_the_evidence_lacks_barely_lowers_coverage():
     assert weights[stems("pak")[0]] == SOFT_ANCHOR_WEIGHT == weights[stems("mulai")[0]]
     assert anchor_coverage(anchor, page, weights) > 0.8
     assert anchor_coverage(anchor, other, weights) < anchor_coverage(anchor, page, weights) - 0.2
+
+
+@pytest.mark.parametrize(
+    ("short", "page"),
+    [("jarkom", "Laboran Laboratorium Jaringan Komputer: Mochammad Iqbal"),
+     ("sempro", "Jadwal Seminar Proposal semester genap"),
+     ("proker", "Program kerja HMJ tahun ini"),
+     ("jabfung", "Jabatan fungsional: Lektor")],
+)
+def test_a_clipped_compound_meets_the_words_it_clips(short, page):
+    from generation.support import stem
+
+    assert stem(short) in text_stems(page)
+
+
+def test_clipped_compounds_need_two_long_neighbouring_words():
+    from generation.support import clipped_compounds
+
+    assert "dakom" not in clipped_compounds("dan komputer")  # "dan" is too short to take part
+    assert "jarkom" not in clipped_compounds("jaringan, lalu komputer")  # not neighbours

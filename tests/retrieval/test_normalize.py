@@ -191,3 +191,22 @@ def test_idempotent_and_keeps_digits_codes_emails(normalizer, parts):
     for keep in ("IF-301", "3.5", "a@b.ac.id"):
         assert query.count(keep) <= once.count(keep)
     assert Counter(re.findall(r"\d+", query)) <= Counter(re.findall(r"\d+", once))
+
+
+@pytest.mark.parametrize(
+    ("typed", "site_word"),
+    [("ngajar", "mengajar"), ("ngajar", "pengajar"), ("ngepalain", "kepala"), ("diumumin", "diumumkan"),
+     ("nyusun", "menyusun"), ("nulis", "menulis"), ("ngulang", "mengulang"), ("ngajuin", "mengajukan")],
+)
+def test_colloquial_verb_forms_become_the_form_the_site_uses(typed, site_word):
+    from retrieval.normalize import colloquial_forms
+
+    assert site_word in colloquial_forms(typed)
+    n = QueryNormalizer(vocabulary={site_word: 3, "dosen": 5, "lab": 4}, lexicon={})
+    assert n.normalize(f"dosen yg {typed} lab siapa") .split()[2] == site_word
+
+
+def test_colloquial_verb_forms_need_the_site_to_use_them():
+    n = QueryNormalizer(vocabulary={"dosen": 5}, lexicon={})
+    assert "ngajar" in n.normalize("dosen yg ngajar siapa").split()
+    assert QueryNormalizer(vocabulary={"mengajar": 1}, lexicon={}).normalize("Ngajar") == "mengajar"
