@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, words
+from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, strip_clitics, words
+from retrieval.aliases import HONORIFICS
 from retrieval.normalize import GLOSSARY
 
 __all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
@@ -41,7 +42,8 @@ class FollowUp:
 # checked on the dev set's follow-ups and reported on the informal multi-turn items (docs/answers.md).
 ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | frozenset(
     """email e-mail surel telepon telp hp wa whatsapp nomor no ruang ruangan gedung lantai kantor gelar bidang
-    keahlian penelitian jabatan pendidikan sks kode bobot website web instagram ig kuota akreditasi peringkat""".split()
+    keahlian penelitian jabatan pendidikan sks kode bobot website web instagram ig kuota akreditasi peringkat
+    s1 s2 s3""".split()
 )
 _NARROWING = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|dan)\s+)?(?:yang|yg)\b", re.IGNORECASE)
 # "kalau X?" / "bagaimana dengan X?" is Indonesian for "what about X?": with a subject in X, the topic switches
@@ -86,6 +88,11 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
     prev_words = [w for w in anchors(prev_core) if w not in QUESTION_WORDS]
     narrowing = bool(_NARROWING.search(question.strip())) or any(w.isdigit() for w in extra)
     new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not w.isdigit()]
+    asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS)
+    if _SWITCH.search(question.strip()):
+        aligned = _what_about(question, prev_core, subject_may_change=bool(new_subject) and not narrowing and not asks)
+        if aligned:
+            return FollowUp(aligned, True, previous)
     if new_subject and not narrowing and _SWITCH.search(question.strip()):
         # a new subject replaces the old one; the old attribute carries over only when none is asked
         asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS)
@@ -113,6 +120,51 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
 
 
 _CONNECTORS = frozenset("kalau kalo klo kl terus trus lalu dan itu tersebut gitu begitu".split())
+_SWITCH_WORDS = _CONNECTORS | frozenset("nah bagaimana gimana gmn dengan yang yg".split())
+
+
+def _key(word: str) -> str:
+    """A word for matching a follow-up against the previous question: lower case, clitic off, shorthand spelled
+    out when it is one word ("smt" → "semester")."""
+    w = strip_clitics(word.lower())
+    long = GLOSSARY.get(w, w)
+    return long if " " not in long else w
+
+
+def _what_about(question: str, previous: str, *, subject_may_change: bool) -> str | None:
+    """"kalau X?" against the previous question P, or None when neither rule applies.
+
+    - X repeats a word of P and adds what follows it ("kalau semester genap?" after "jadwal UAS semester ganjil
+      kapan?"): P with the words after that head replaced by X's ("jadwal UAS semester genap kapan").
+    - X shares nothing with P (a new subject, when ``subject_may_change``): P's subject, its leading words up to
+      the first attribute or question word (after an honorific: the name), is replaced by X ("kalau KKN?" after
+      "magang berapa SKS?" → "KKN berapa SKS"; "kalau bu Sari?" after "pak Budi lulusan S3 mana?" → "bu Sari S3
+      mana")."""
+    raw_x = [w for w in question.strip().rstrip("?!. ").split()]
+    x = [w for w in raw_x if w.lower().strip(",.") not in _SWITCH_WORDS and w.lower() not in QUESTION_WORDS]
+    p = previous.strip().rstrip("?!. ").split()
+    if not x or not p:
+        return None
+    p_keys = [_key(w) for w in p]
+    heads = [i for i, w in enumerate(x) if _key(w) in p_keys and w.isalpha() and _key(w) not in QUESTION_WORDS]
+    if heads:
+        i = heads[-1]
+        tail = x[i + 1 :]
+        if not tail:
+            return None
+        j = p_keys.index(_key(x[i]))
+        out = p[: j + 1] + tail + p[j + 1 + len(tail) :]
+        return " ".join(out) + "?"
+    if not subject_may_change:
+        return None
+    start = 1 if _key(p[0]) in HONORIFICS else 0
+    end = start
+    while end < len(p) and _key(p[end]) not in ATTRIBUTE_WORDS | QUESTION_WORDS | _TYPE_QUESTION_WORDS:
+        end += 1
+    rest = p[end:]
+    if end == start or not any(_key(w) not in QUESTION_WORDS for w in rest):
+        return None
+    return " ".join(x + rest) + "?"
 _TYPE_QUESTION_WORDS = frozenset("siapa siapakah berapa kapan mana dimana bagaimana gimana apa".split())
 
 

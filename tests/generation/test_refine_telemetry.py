@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from generation.refine import expand_query, jaccard, rewrite_followup, validate_refinement
 from generation.telemetry import TelemetryWriter
 from storage.models import Message
@@ -64,3 +66,35 @@ def test_telemetry_rotates_at_the_size_limit(tmp_path):
     assert not path.with_name("traces.jsonl.3").exists()
     last = [json.loads(line) for line in path.read_text().splitlines()]
     assert last[-1]["i"] == 59
+
+
+def _chat(*user_turns: str) -> list[Message]:
+    out: list[Message] = []
+    for t in user_turns:
+        out += [Message(role="user", text=t), Message(role="assistant", text="(jawaban sebelumnya)")]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("previous", "followup", "kept", "gone"),
+    [
+        # the same head with a new value: the value is replaced, the rest of the question kept
+        ("jadwal UAS semester ganjil kapan?", "kalau semester genap?", {"uas", "genap", "kapan"}, {"ganjil"}),
+        ("ruang dosen di lantai 3 ada apa saja?", "kalo yang lantai 4?", {"ruang", "4"}, {"3"}),
+        ("dekan fakultas syariah siapa?", "kalau dekan fakultas ekonomi?", {"dekan", "ekonomi", "siapa"}, {"syariah"}),
+        # a new subject: the previous subject goes, what was asked about it stays
+        ("magang berapa SKS?", "kalau KKN?", {"kkn", "berapa", "sks"}, {"magang"}),
+        ("pak Budi lulusan S3 mana?", "kalau bu Sari?", {"sari", "s3", "mana"}, {"budi"}),
+    ],
+)
+def test_what_about_x_replaces_the_subject_or_its_value(previous, followup, kept, gone):
+    r = rewrite_followup(followup, _chat(previous))
+    got = set(r.query.lower().replace("?", " ").split())
+    assert r.rewritten and kept <= got and not (gone & got), r.query
+
+
+def test_what_about_x_with_its_own_question_carries_nothing_old():
+    history = _chat("Siapa dosen bidang Intelligent System?", "emailnya apa?")
+    r = rewrite_followup("kalau ketua prodinya siapa?", history)
+    got = set(r.query.lower().replace("?", " ").split())
+    assert not ({"email", "emailnya", "intelligent", "system"} & got), r.query
