@@ -16,6 +16,7 @@ IDK-MRC sample (``--idkmrc-ablation`` per class).
 
     python -m bench.evaluation [--quick] [--limit N] [--sections dev,informal,idkmrc] [--ablations NAMES|none]
                                [--idkmrc-answerable N] [--idkmrc-unanswerable N] [--idkmrc-ablation N] [--seed S]
+                               [--ablation-per-category N]
                                [--raw FILE] [--render-from FILE] [--dump FILE] [--out docs/evaluation.md]
 
 ``--quick`` is a smoke run (ablations on a few items, consistency 1×2, IDK-MRC retrieval on 100 questions);
@@ -352,6 +353,12 @@ def idkmrc_sample(check_items: Sequence[dict[str, Any]], answerable: int, unansw
     return rng.sample(pos, min(answerable, len(pos))) + rng.sample(neg, min(unanswerable, len(neg)))
 
 
+def _ablation_items(args: argparse.Namespace, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The dev / informal items the ablations run on: all, or the first N of each category."""
+    per = 2 if args.quick else args.ablation_per_category
+    return _per_category_head(items, per) if per else items
+
+
 def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Load each selected section's data (missing data becomes a ``missing`` reason, not an error)."""
     wanted = [s for s in args.sections.split(",") if s] if args.sections else list(SECTIONS)
@@ -363,15 +370,16 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     if "dev" in wanted:
         items = _load_items(ANSWERS_SET)[:limit]
         sections["dev"] = {"title": TITLES["dev"], "dataset": "tests/data/eval/answers.jsonl",
+                           "ablation_per_category": 0 if args.quick else args.ablation_per_category,
                            "retrieval_dataset": "tests/data/eval/retrieval.jsonl", "gold_match": "all",
-                           "items": items, "ablation_items": _per_category_head(items, 2) if args.quick else items}
+                           "items": items, "ablation_items": _ablation_items(args, items)}
     if "informal" in wanted:
         sec = {"title": TITLES["informal"], "dataset": "tests/data/eval/informal.jsonl",
                "retrieval_dataset": "answerable single-turn items of tests/data/eval/informal.jsonl",
-               "gold_match": "all"}
+               "gold_match": "all", "ablation_per_category": 0 if args.quick else args.ablation_per_category}
         if INFORMAL_SET.is_file():
             items = _load_items(INFORMAL_SET)[:limit]
-            sec.update(items=items, ablation_items=_per_category_head(items, 2) if args.quick else items)
+            sec.update(items=items, ablation_items=_ablation_items(args, items))
         else:
             sec["missing"] = f"{INFORMAL_SET.relative_to(ROOT)} does not exist in this checkout"
         sections["informal"] = sec
@@ -897,6 +905,8 @@ def section_markdown(n: int, key: str, sec: dict[str, Any], ctx: _Ctx, quick: bo
         note = ": the first answerable and unanswerable questions of the sample above, smaller to keep `make eval` short"
     elif quick:
         note = ": the first two items of each category (a `--quick` smoke run)"
+    elif sec.get("ablation_per_category"):
+        note = f": the first {sec['ablation_per_category']} items of each category (`--ablation-per-category`)"
     lines += ablation_markdown(key, sec, results, ctx, f"{n}.3", note)
     lines += misses_markdown(results, f"{n}.4")
     return lines
@@ -1115,6 +1125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sections", default="", help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)")
     parser.add_argument("--ablations", default="",
                         help=f"comma-separated subset of: {', '.join(ABLATIONS)}; or none (default: all)")
+    parser.add_argument("--ablation-per-category", type=int, default=0,
+                        help="run the dev / informal ablations on the first N items of each category (default: all)")
     parser.add_argument("--idkmrc-answerable", type=int, default=150, help="answerable IDK-MRC questions to answer")
     parser.add_argument("--idkmrc-unanswerable", type=int, default=150, help="unanswerable IDK-MRC questions to answer")
     parser.add_argument("--idkmrc-ablation", type=int, default=40,
