@@ -65,8 +65,14 @@ FITTED_ON: list[dict[str, Any]] = [
      "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Abstention calibrator (`generation/data/abstention.json`, `python -m bench.fit_abstention`: 150 + 150 "
              "questions over 700 tune passages, and `answers.jsonl`)", "fitted_on": ["idkmrc-tune", "dev"]},
+    {"what": "Soft-anchor weight and the calibrator's sign constraint (`SOFT_ANCHOR_WEIGHT`, chosen out of fold by "
+             "`bench/fit_abstention.py --soft-weights`)", "fitted_on": ["idkmrc-tune", "dev"]},
+    {"what": "Evidence-sentence weights (`EVIDENCE_WEIGHTS`: hand weights set on the dev set in the first plan, kept "
+             "because no fit by `bench/fit_evidence.py` beat them out of fold)", "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
+    {"what": "Soft anchor words (general stopwords)", "fitted_on": ["external"],
+     "source": "Sastrawi's Indonesian stopword list (PySastrawi, after Tala 2003)"},
 ]
 SECTION_DATA = {"dev": "dev", "informal": "informal", "idkmrc": "idkmrc-check"}
 SECTIONS = ("dev", "informal", "idkmrc")

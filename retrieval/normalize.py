@@ -217,8 +217,8 @@ def colloquial_forms(word: str) -> list[str]:
             roots.append("t" + body[1:])  # "nulis" → "tulis"
         elif body.startswith("m") and body[1:2] in _VOWELS and not body.startswith("me"):
             roots.append("p" + body[1:])  # "mikir" → "pikir"
-        elif body != word:
-            roots.append(body)  # "-in" on a bare root
+        elif body != word and len(body) >= 4:
+            roots.append(body)  # "-in" on a bare root ("kasihin" → "kasih"; never "mesin" → "mes")
     for root in roots:
         if len(root) < 3:
             continue
