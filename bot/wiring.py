@@ -334,7 +334,8 @@ def build_channel_stores(settings: Settings) -> ChannelStores:
 
 
 def build_chat_service(settings: Settings, answerer, stores: ChannelStores, **callables):  # -> ChatService
-    """The channel-neutral ChatService; ``callables``: status_provider, reindex_trigger, queue_depth."""
+    """The channel-neutral ChatService; ``callables``: status_provider, reindex_trigger, queue_depth,
+    question_log, admin_answer."""
     from handlers.chat import ChatService
 
     return ChatService(
@@ -625,8 +626,12 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         return _crawl_counts(report)
 
     def load(store_path):
+        from sync_jobs.admin_answers import with_admin_answers
+
         with DocumentStore(store_path) as store:
-            return store.documents(), store.chunks()
+            documents, chunks = store.documents(), store.chunks()
+        # the admin answers take part in every build, so they survive each reindex
+        return with_admin_answers(list(documents), list(chunks), settings.insights_path, site_base_url(settings))
 
     publish = None
     channel = "prodibot:index"
@@ -754,3 +759,47 @@ def build_run_views(settings: Settings, ops=None):  # -> bot.run_views.RunViews
 
 
 __all__ += ["build_run_views"]
+
+
+# --- insights for admins: question log, report, admin answers, weekly digest -------------------------------------
+
+
+def site_base_url(settings: Settings) -> str:
+    """The site's first seed (the demo's origin without SITE_SEEDS): where an admin answer without a link points."""
+    seeds = [s for s in settings.site_seeds if s]
+    return seeds[0] if seeds else DEMO_ORIGIN + "/"
+
+
+def build_insights(settings: Settings, *, embedder=None, index_manager=None):  # -> bot.insights.Insights
+    """The report, admin answers and digest over DATA_DIR/insights.sqlite3. Saving an answer rebuilds the index
+    from the serving document store plus the answers (no crawl) and reloads ``index_manager`` at once; other
+    processes reload on their next pointer check (INDEX_RELOAD_INTERVAL_SECONDS)."""
+    from bot.insights import Insights
+    from storage.insights import InsightsStore
+    from sync_jobs.admin_answers import rebuild_index
+
+    manager = index_manager
+    loaded = [embedder if embedder is not None else getattr(index_manager, "embedder", None)]
+
+    def the_embedder():  # loaded on first use: a process that never shows the report never loads it
+        if loaded[0] is None:
+            loaded[0] = build_embedder(settings)
+        return loaded[0]
+
+    def embed(texts):
+        return the_embedder().embed(list(texts), kind="query")
+
+    def rebuild():
+        nonlocal manager
+        if manager is None:
+            manager = build_index_manager(settings, the_embedder())
+        report = rebuild_index(manager, settings.db_path, settings.insights_path, site_base_url(settings))
+        manager.reload_if_changed()
+        return report
+
+    return Insights(InsightsStore(settings.insights_path), embed, rebuild=rebuild,
+                    threshold=settings.insights_cluster_threshold, timezone=settings.timezone,
+                    retention_days=settings.insights_retention_days)
+
+
+__all__ += ["build_insights", "site_base_url"]

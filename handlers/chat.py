@@ -30,8 +30,21 @@ logger = logging.getLogger(__name__)
 PositionCallback = Callable[[int], Awaitable[None] | None]
 StatusProvider = Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]]
 ReindexTrigger = Callable[[str], Awaitable[Any] | Any]  # called with the requester's user key
+# an admin answer from /jawab: (question, answer, author user key) -> the stored answer's id
+AdminAnswerWriter = Callable[[str, str, str], Awaitable[Any] | Any]
 
-COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback")
+COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback", "jawab")
+
+
+class QuestionLog(Protocol):
+    """Where answered questions go for the admins' report (``storage.insights.QuestionLog``): masked, keyed by
+    the trace id, with the channel and the user only as a key ``/hapus`` can delete by."""
+
+    async def record(self, **fields: Any) -> Any: ...
+
+    async def feedback(self, trace_id: str, value: str) -> Any: ...
+
+    async def forget(self, user_key: str) -> Any: ...
 
 
 @runtime_checkable
@@ -108,6 +121,8 @@ class ChatService:
         queue_depth: Callable[[], int] | None = None,
         max_question_chars: int = 1000,
         answer_timeout: float = 180.0,
+        question_log: QuestionLog | None = None,
+        admin_answer: AdminAnswerWriter | None = None,
     ) -> None:
         self.answerer = answerer
         self.conversations = conversations
@@ -121,6 +136,8 @@ class ChatService:
         self.queue_depth = queue_depth
         self.max_question_chars = max_question_chars
         self.answer_timeout = answer_timeout
+        self.question_log = question_log
+        self.admin_answer = admin_answer
 
     # --- entry points -----------------------------------------------------------------------------------------
     def is_admin(self, user: UserRef) -> bool:
@@ -161,6 +178,8 @@ class ChatService:
         if name == "feedback":
             value, _, trace_id = args.partition(" ")
             return await self.feedback(user, trace_id.strip(), value.strip())
+        if name == "jawab":
+            return await self.jawab(user, args)
         handler = handlers.get(name)
         if handler is None:
             return Reply(texts.UNKNOWN_COMMAND, kind="notice")
@@ -196,6 +215,9 @@ class ChatService:
         await self.conversations.append(user.key, Message(role="assistant", text=answer.answer, ts=time.time()))
         sources = tuple(answer.sources)
         await self.state.set_last_answer(user.key, answer.trace_id, [s.as_json() for s in sources])
+        if self.question_log is not None:
+            await self.question_log.record(trace_id=answer.trace_id, channel=user.channel, user_key=user.key,
+                                           question=text, answer=answer.answer, abstained=answer.abstained)
         body = answer.answer.strip() or texts.ERROR  # an abstention already carries the pipeline's pointer
         return Reply(body, kind="answer", answer=answer, sources=sources, feedback_id=answer.trace_id)
 
@@ -218,6 +240,8 @@ class ChatService:
         await self.conversations.clear(user.key)
         await self.feedback_store.delete_user(user.key)
         await self.state.delete_user(user.key)
+        if self.question_log is not None:
+            await self.question_log.forget(user.key)
         logger.info("deleted all data of a %s user on request", user.channel)
         return Reply(texts.HAPUS_DONE)
 
@@ -280,6 +304,25 @@ class ChatService:
         detail = str(result) if result else "berjalan di latar belakang"
         return Reply(texts.REINDEX_STARTED.format(detail=detail))
 
+    async def jawab(self, user: UserRef, args: str) -> Reply:
+        """Write an admin answer: ``/jawab pertanyaan | jawaban`` (admins only); it answers at once."""
+        if not self.is_admin(user):
+            logger.info("refused /jawab from a non-admin %s user", user.channel)
+            return Reply(texts.ADMIN_ONLY, kind="notice")
+        question, sep, answer = args.partition("|")
+        if not sep or not question.strip() or not answer.strip():
+            return Reply(texts.JAWAB_USAGE, kind="notice")
+        if self.admin_answer is None:
+            return Reply(texts.JAWAB_FAILED.format(detail="fitur jawaban admin belum dikonfigurasi."), kind="notice")
+        try:
+            answer_id = await _resolve(self.admin_answer(question.strip(), answer.strip(), user.key))
+        except ValueError as error:
+            return Reply(texts.JAWAB_FAILED.format(detail=str(error)), kind="notice")
+        except Exception as error:
+            logger.exception("saving an admin answer failed")
+            return Reply(texts.JAWAB_FAILED.format(detail=type(error).__name__), kind="error")
+        return Reply(texts.JAWAB_SAVED.format(id=answer_id, question=question.strip()))
+
     async def feedback(self, user: UserRef, trace_id: str, value: str) -> Reply:
         """Store 👍/👎 with the answer's trace id."""
         value = {"👍": "up", "👎": "down", "+": "up", "-": "down"}.get(value, value).lower()
@@ -291,5 +334,7 @@ class ChatService:
         stored = await self.feedback_store.add(user.key, trace_id, value)
         if not stored:
             return Reply(texts.FEEDBACK_NOT_FOUND, kind="notice")
+        if self.question_log is not None:
+            await self.question_log.feedback(trace_id, value)
         logger.info("feedback %s stored for trace %s", value, trace_id)
         return Reply(texts.FEEDBACK_THANKS_UP if value == "up" else texts.FEEDBACK_THANKS_DOWN)

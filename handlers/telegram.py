@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 TELEGRAM_LIMIT = 4096
 TYPING_INTERVAL = 4.0
-COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus")
+COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "jawab")
 
 
 def escape_and_split(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:

@@ -13,6 +13,9 @@ __all__ = [
     "FEEDBACK_THANKS_UP",
     "HAPUS_DONE",
     "HELP",
+    "JAWAB_FAILED",
+    "JAWAB_SAVED",
+    "JAWAB_USAGE",
     "NO_SOURCES",
     "QUEUED",
     "RATE_LIMITED",
@@ -50,7 +53,8 @@ HELP = (
 
 RESET_DONE = "Riwayat percakapan sudah dihapus. Silakan mulai dengan pertanyaan baru."
 HAPUS_DONE = (
-    "Semua data Anda (riwayat percakapan, umpan balik, dan penghitung) sudah dihapus. Terima kasih telah "
+    "Semua data Anda (riwayat percakapan, pertanyaan di laporan admin, umpan balik, dan penghitung) sudah dihapus. "
+    "Terima kasih telah "
     "menggunakan layanan ini."
 )
 NO_SOURCES = "Belum ada jawaban sebelumnya yang memiliki sumber. Silakan ajukan pertanyaan terlebih dahulu."
@@ -58,6 +62,15 @@ SOURCES_HEADER = "Sumber jawaban terakhir:"
 ADMIN_ONLY = "Mohon maaf, perintah ini hanya dapat digunakan oleh admin."
 REINDEX_STARTED = "Pembaruan indeks sudah dimulai ({detail}). Jawaban lama tetap dipakai sampai indeks baru siap."
 REINDEX_FAILED = "Mohon maaf, pembaruan indeks tidak dapat dimulai: {detail}"
+JAWAB_USAGE = (
+    "Cara menulis jawaban admin: /jawab pertanyaan | jawaban\n"
+    "Contoh: /jawab Kapan jadwal wisuda? | Wisuda periode II dilaksanakan pada 12 Oktober 2026."
+)
+JAWAB_SAVED = (
+    "Jawaban admin #{id} sudah disimpan dan langsung dipakai untuk pertanyaan seperti: \"{question}\". "
+    "Ubah, beri tanggal kedaluwarsa, atau hapus di halaman /admin."
+)
+JAWAB_FAILED = "Mohon maaf, jawaban admin tidak dapat disimpan: {detail}"
 STATUS_UNAVAILABLE = "Mohon maaf, status sistem sedang tidak dapat dibaca. Silakan coba lagi nanti."
 RATE_LIMITED = (
     "Mohon maaf, Anda mengirim pesan terlalu cepat. Silakan tunggu sekitar {seconds} detik lalu coba lagi."
