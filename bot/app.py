@@ -28,6 +28,7 @@ from handlers.chat import Answerer, ChatService
 from handlers.telegram import TelegramHandlers
 from handlers.web import WebApi
 from handlers.whatsapp import WhatsAppWebhook
+from storage.insights import QuestionLog
 
 __all__ = ["ServeApp"]
 
@@ -77,6 +78,7 @@ class ServeApp:
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
         self.ops: Any = None
+        self.insights: Any = None  # bot.insights.Insights: the admins' report and answers
         self._closers: list[Callable[[], Any]] = []
 
     # --- start -----------------------------------------------------------------------------------------------
@@ -108,6 +110,8 @@ class ServeApp:
             self._closers.append(self.ops.close)
             self.status_provider = self.status_provider or self.ops.status
             self.reindex_trigger = self.reindex_trigger or self.ops.reindex
+        self.insights = wiring.build_insights(s, index_manager=index_manager)
+        self._closers.append(self.insights.store.close)
         self.service = wiring.build_chat_service(
             s,
             self.answerer,
@@ -115,6 +119,8 @@ class ServeApp:
             status_provider=self.status_provider,
             reindex_trigger=self.reindex_trigger,
             queue_depth=self._queue_depth,
+            question_log=QuestionLog(self.insights.store),
+            admin_answer=self._admin_answer,
         )
         await self._start_whatsapp()
         await self._start_telegram()
@@ -129,6 +135,13 @@ class ServeApp:
                 self.ops.coordinator.start("cli")
         logger.info("serving: web%s%s on http://%s:%s", self._tg_note(), ", whatsapp" if self.whatsapp else "",
                     s.http_host, self.port)
+
+    async def _admin_answer(self, question: str, answer: str, author: str) -> int:
+        """``/jawab`` from a Telegram admin: store the answer and rebuild the index (in the executor)."""
+        insights = self.insights
+        saved = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: insights.save_answer(question=question, answer=answer, author=author))
+        return saved.id
 
     def _tg_note(self) -> str:
         return f", telegram ({self.telegram_mode})" if self.telegram is not None else ""
@@ -225,6 +238,7 @@ class ServeApp:
             feedback_counts=stores.feedback.counts,
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
             admin_runs=wiring.build_run_views(s, self.ops),
+            admin_insights=self.insights,
             health_checks=checks,
             metrics=self.metrics,
             before_metrics=self._queue_depth,

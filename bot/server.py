@@ -2,7 +2,8 @@
 
 Routes: ``/telegram/webhook``, ``/whatsapp/webhook`` (GET verify, POST deliveries), ``/api/chat``,
 ``/api/retrieve``, ``/api/feedback``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``, the run page
-``/admin/runs/<run_id>`` and its ``/admin/api/runs/<run_id>``, ``/admin/api/overview``, ``/admin/api/live``), ``/healthz`` (liveness), ``/readyz`` (readiness), ``/metrics``, ``/``
+``/admin/runs/<run_id>`` and its ``/admin/api/runs/<run_id>``, ``/admin/api/overview``, ``/admin/api/live``, the
+insights ``/admin/api/insights`` and the admin answers ``/admin/api/answers`` (+ ``/<id>/delete``)), ``/healthz`` (liveness), ``/readyz`` (readiness), ``/metrics``, ``/``
 and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; handler bugs are logged and become a
 500 without taking the process down.
 """
@@ -52,6 +53,7 @@ class ServerParts:
     feedback_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
     reindex: Callable[[], Awaitable[Any] | Any] | None = None
     admin_runs: Any = None  # bot.run_views.RunViews: the run pages, live progress and trends
+    admin_insights: Any = None  # bot.insights.Insights: the unanswered-question report and the admin answers
     health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
     readiness: Any = None  # bot.readiness.Readiness: /readyz
     metrics: Any = None
@@ -326,6 +328,88 @@ class _Routes:
                                     "Content-Disposition": f'attachment; filename="run-{data["run"]["run_id"]}.json"'})
         return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
 
+    # --- admin: unanswered-question report, feedback, admin answers (bot.insights) ---------------------------------
+    def _admin_insights(self, request: web.Request) -> web.StreamResponse | None:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused
+        if self.parts.admin_insights is None:
+            return _json_error(503, "insights are not available in this process")
+        return None
+
+    async def _blocking(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        import asyncio
+        import functools
+
+        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args, **kwargs))
+
+    async def admin_insights(self, request: web.Request) -> web.StreamResponse:
+        """GET ?since=7d (or 24h, 4w): the report's clusters, 👍/👎 per week, the most 👎 answers, admin answers."""
+        import time
+
+        from bot.insights import parse_period
+
+        refused = self._admin_insights(request)
+        if refused is not None:
+            return refused
+        insights = self.parts.admin_insights
+        period = request.query.get("since", "7d")
+        try:
+            seconds = parse_period(period)
+        except ValueError as error:
+            return _json_error(400, str(error))
+        since = time.time() - seconds
+        data = {
+            "period": period,
+            "timezone": str(getattr(insights, "zone", "") or ""),
+            "report": await self._blocking(insights.report, since),
+            "weeks": await self._blocking(insights.feedback_weeks, 8),
+            "worst": await self._blocking(insights.worst_answers, since, 5),
+            "answers": await self._blocking(insights.answers),
+        }
+        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False, default=str))
+
+    async def admin_answer_save(self, request: web.Request) -> web.StreamResponse:
+        """POST JSON {question, answer, link?, expires?, id?}: a new admin answer, or a new version of ``id``."""
+        refused = self._admin_insights(request)
+        if refused is not None:
+            return refused
+        try:
+            body = await self._body(request)
+        except WebApiError as error:
+            return _json_error(error.status, error.message)
+        if not isinstance(body, dict):
+            return _json_error(400, 'send a JSON object: {"question": "...", "answer": "..."}')
+        fields = {k: body.get(k) for k in ("question", "answer", "link", "expires")}
+        if not all(isinstance(v, str) or v is None for v in fields.values()):
+            return _json_error(400, "question, answer, link and expires must be text")
+        answer_id = body.get("id")
+        if answer_id is not None and (isinstance(answer_id, bool) or not isinstance(answer_id, int)):
+            return _json_error(400, "id must be the number of an existing admin answer")
+        try:
+            saved = await self._blocking(
+                self.parts.admin_insights.save_answer, question=fields["question"] or "",
+                answer=fields["answer"] or "", link=fields["link"] or "", expires=fields["expires"] or "",
+                author="admin (web)", answer_id=answer_id)
+        except ValueError as error:
+            return _json_error(400, str(error))
+        except RuntimeError as error:
+            return _json_error(409, f"saved, but the index could not be rebuilt: {error}")
+        return web.json_response({"answer": saved.as_json()}, status=201,
+                                 dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+    async def admin_answer_delete(self, request: web.Request) -> web.StreamResponse:
+        refused = self._admin_insights(request)
+        if refused is not None:
+            return refused
+        raw = request.match_info["answer_id"]
+        if not raw.isdigit():
+            return _json_error(404, f"no admin answer {raw!r}")
+        deleted = await self._blocking(self.parts.admin_insights.delete_answer, int(raw), "admin (web)")
+        if not deleted:
+            return _json_error(404, f"no admin answer {raw} (or it was already deleted)")
+        return web.json_response({"deleted": int(raw)})
+
     # --- health and metrics ----------------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
         checks: dict[str, bool] = {"process": True}
@@ -379,6 +463,9 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_get("/admin/api/overview", routes.admin_overview)
     app.router.add_get("/admin/api/live", routes.admin_live)
     app.router.add_get("/admin/api/runs/{run_id}", routes.admin_run)
+    app.router.add_get("/admin/api/insights", routes.admin_insights)
+    app.router.add_post("/admin/api/answers", routes.admin_answer_save)
+    app.router.add_post("/admin/api/answers/{answer_id}/delete", routes.admin_answer_delete)
     app.router.add_get("/healthz", routes.healthz)
     app.router.add_get("/readyz", routes.readyz)
     app.router.add_get("/metrics", routes.metrics)

@@ -83,8 +83,9 @@ def rebuild_index(index_manager: Any, serving_store: Path, insights_path: Path, 
         with DocumentStore(serving_store) as store:
             documents, chunks = list(store.documents()), list(store.chunks())
     documents, chunks = with_admin_answers(documents, chunks, insights_path, base_url)
-    if not chunks:
-        raise RuntimeError("nothing to index: no crawled pages and no admin answers")
+    if not chunks:  # no crawl yet and no answer left: there is nothing to build an index from
+        logger.warning("no crawled pages and no admin answers: the index was not rebuilt")
+        return None
     report = index_manager.build(chunks, documents)
     logger.info("index rebuilt for admin answers: version %s, %d chunks", report.version, report.total)
     return report
