@@ -80,13 +80,12 @@ def _writer(path: Path | None, source: str) -> Any:
 def label_all(passages: int, per_class: int, dev: bool = True, raw: Path | None = None) -> list[dict[str, Any]]:
     """Index and ask; returns the labelled rows (JSON-ready) with their source, also appended to ``raw`` one by
     one when given."""
-    from generation.support import SOFT_ANCHOR_WEIGHT
-
     from bench.evaluation import build_fresh_index
     from bot import wiring
     from bot.cmd_retrieval import load_jsonl_corpus
     from bot.sample_site import SampleSite
     from bot.settings import Settings
+    from generation.support import SOFT_ANCHOR_WEIGHT
 
     docs, items = _sample_tune(passages, per_class)
     rows: list[dict[str, Any]] = []

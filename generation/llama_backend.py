@@ -262,9 +262,6 @@ class LlamaGenerator:
         # completion model given chat messages: flatten them
         return "\n\n".join(m["content"] for m in prompt), []
 
-    def count_tokens(self, text: str) -> int:
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-
     def tokens(self, text: str) -> list[int]:
         special = self._formatter is not None
         return self._llm.tokenize(text.encode("utf-8"), add_bos=not special or not text.startswith("<"), special=special)

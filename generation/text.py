@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 
 from retrieval.normalize import FILLERS, GLOSSARY, colloquial_spellings
 
@@ -148,13 +147,6 @@ def sentences(text: str) -> list[str]:
         if buf:
             out.append(" ".join(buf.split()))
     return [s for s in out if len(s) >= 3]
-
-
-def word_set(texts: Iterable[str]) -> set[str]:
-    out: set[str] = set()
-    for t in texts:
-        out.update(_strip_suffix(w) for w in words(t))
-    return out
 
 
 def strip_clitics(text: str) -> str:

@@ -43,10 +43,6 @@ class _TTLDict:
         while len(self._data) > self._max:
             self._data.popitem(last=False)
 
-    def expires_in(self, key: str) -> float:
-        item = self._data.get(key)
-        return max(0.0, item[0] - self._clock()) if item else 0.0
-
     def pop(self, key: str) -> None:
         self._data.pop(key, None)
 

@@ -373,8 +373,3 @@ class DocumentStore:
         """What the most recent commit added, changed and removed."""
         last = self.last_crawl_id()
         return self.changes_since(last - 1) if last else DocChanges(0)
-
-    def last_report(self) -> dict:
-        with self._lock:
-            row = self._db.execute("SELECT report FROM crawls ORDER BY crawl_id DESC LIMIT 1").fetchone()
-        return json.loads(row[0]) if row else {}
