@@ -79,6 +79,7 @@ class ServeApp:
         self.port: int | None = None
         self.ops: Any = None
         self.insights: Any = None  # bot.insights.Insights: the admins' report and answers
+        self.digest: Any = None  # bot.insights.DigestSender at DIGEST_CRON, or None
         self._closers: list[Callable[[], Any]] = []
 
     # --- start -----------------------------------------------------------------------------------------------
@@ -122,6 +123,7 @@ class ServeApp:
             question_log=QuestionLog(self.insights.store),
             admin_answer=self._admin_answer,
         )
+        self.digest = wiring.attach_digest(s, self.ops, self.insights)
         await self._start_whatsapp()
         await self._start_telegram()
         await self._start_http()

@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "docs": "bot.cmd_ingest:cmd_docs",
     "status": "bot.cmd_ops:cmd_status",
     "runs": "bot.cmd_runs:cmd_runs",
+    "insights": "bot.cmd_insights:cmd_insights",
 }
 
 
@@ -103,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", nargs="?", choices=["show"], help="show one run")
     p.add_argument("run_id", nargs="?", metavar="RUN_ID")
     p.add_argument("--last", type=int, default=10, metavar="N", help="how many runs to list (default 10)")
+    p = add("insights", "the questions the bot could not answer (or that got 👎), grouped, for the prodi's admins")
+    p.add_argument("--since", default="7d", metavar="PERIOD", help="how far back: 24h, 7d, 4w (default 7d)")
+    p.add_argument("--digest", action="store_true", help="print the weekly digest admins get on Telegram")
     return parser
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from storage.insights import AdminAnswer, InsightsStore
 
-__all__ = ["Insights", "cluster_questions", "parse_period", "format_digest"]
+__all__ = ["DigestSender", "Insights", "cluster_questions", "format_digest", "parse_period"]
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ class Insights:
                 started = datetime.fromisoformat(str(data.get("started_at"))).timestamp()
             except ValueError:
                 continue
-            if week_ago <= started <= now:
+            if started >= week_ago:
                 recent.append(data)
         return format_digest(new, votes, recent, since=week_ago, until=now, zone=self.zone)
 
@@ -250,3 +250,37 @@ def format_digest(clusters: Sequence[dict[str, Any]], votes: Counter, runs: Sequ
     else:
         lines.append("Pembaruan indeks: tidak ada yang berjalan minggu ini. Periksa REINDEX_CRON.")
     return "\n".join(lines)
+
+
+class DigestSender:
+    """Sends the weekly digest to the admins (``notify(text)``: the Telegram admin notifications) at each
+    DIGEST_CRON tick. With ``claims`` (shared by the replicas) only the first replica of a tick sends it."""
+
+    def __init__(self, insights: Insights, runs: Any, notify: Callable[[str], Any], *, claims: Any = None) -> None:
+        self.insights = insights
+        self.runs = runs  # storage.runs.RunStore or None
+        self.notify = notify
+        self.claims = claims
+
+    async def send(self, tick: datetime | None = None) -> int:
+        """Render and send one digest; returns how many admins got it (0 when another replica sent it)."""
+        import asyncio
+        import inspect
+
+        if tick is not None and self.claims is not None:
+            try:
+                if not await self.claims.claim(f"digest:{tick.isoformat()}", ttl_seconds=7 * 86400):
+                    return 0
+            except Exception as error:  # no claim store: sending twice beats not sending
+                logger.warning("digest claim failed (%s); sending anyway", error)
+        loop = asyncio.get_running_loop()
+
+        def render() -> str:
+            runs = self.runs.recent(50) if self.runs is not None else []
+            return self.insights.digest(runs)
+
+        text = await loop.run_in_executor(None, render)
+        sent = self.notify(text)
+        sent = await sent if inspect.isawaitable(sent) else sent
+        logger.info("weekly digest sent to %s admin(s)", sent)
+        return int(sent or 0)

@@ -9,6 +9,7 @@ now), so every replica that fires for the same tick names it the same way and on
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,24 @@ logger = logging.getLogger(__name__)
 JOB_ID = "reindex"
 
 
+_WEEKDAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _crontab_weekdays(expression: str) -> str:
+    """Crontab counts weekdays from Sunday (0 or 7 = Sunday, 1 = Monday); APScheduler's from_crontab reads the
+    numbers as its own (0 = Monday), so '0 7 * * 1' would fire on Tuesdays. Numbers become names, which both
+    read the same way."""
+    fields = expression.split()
+    if len(fields) != 5:
+        return expression
+    day = fields[4]
+    if day in ("0-6", "0-7", "1-7"):
+        day = "*"
+    else:
+        day = re.sub(r"(?<![/\d])([0-7])(?!\d)", lambda m: _WEEKDAY_NAMES[int(m.group(1))], day)
+    return " ".join(fields[:4] + [day])
+
+
 def parse_cron(expression: str, timezone: str) -> CronTrigger:
     """A CronTrigger from crontab syntax; errors name the setting to fix."""
     try:
@@ -31,7 +50,7 @@ def parse_cron(expression: str, timezone: str) -> CronTrigger:
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"TIMEZONE={timezone!r} is not a known time zone; use e.g. Asia/Jakarta") from None
     try:
-        return CronTrigger.from_crontab(expression, timezone=zone)
+        return CronTrigger.from_crontab(_crontab_weekdays(expression), timezone=zone)
     except ValueError as error:
         raise ValueError(
             f"REINDEX_CRON={expression!r} is not valid crontab syntax ({error}); "
@@ -75,6 +94,30 @@ class ReindexSchedule:
         self.misfire_grace_seconds = misfire_grace_seconds
         self._on_tick = on_tick
         self._scheduler: AsyncIOScheduler | None = None
+        self._extra: list[tuple[str, str, CronTrigger, Callable[[datetime], Awaitable[Any]]]] = []
+
+    def add_cron(self, job_id: str, name: str, cron: str, on_tick: Callable[[datetime], Awaitable[Any]],
+                 setting: str = "DIGEST_CRON") -> None:
+        """Another job on the same scheduler (the weekly digest): ``on_tick(scheduled time)`` at ``cron`` in
+        TIMEZONE. ValueError naming ``setting`` when the expression is not valid crontab syntax."""
+        try:
+            trigger = parse_cron(cron, self.timezone)
+        except ValueError as error:
+            raise ValueError(str(error).replace("REINDEX_CRON", setting)) from None
+
+        async def fire() -> Any:
+            tick = latest_fire_time(trigger, datetime.now(trigger.timezone))
+            logger.info("%s fired for tick %s", job_id, tick.isoformat())
+            return await on_tick(tick)
+
+        self._extra.append((job_id, name, trigger, fire))
+        if self._scheduler is not None:
+            self._add_extra(self._scheduler, self._extra[-1])
+
+    def _add_extra(self, scheduler: AsyncIOScheduler, job: tuple) -> None:
+        job_id, name, trigger, fire = job
+        scheduler.add_job(fire, trigger, id=job_id, name=name, max_instances=1, coalesce=True,
+                          misfire_grace_time=self.misfire_grace_seconds, replace_existing=True)
 
     async def fire(self, now: datetime | None = None) -> Any:
         """Run one tick: the scheduled time is the latest cron time not after ``now``."""
@@ -97,6 +140,8 @@ class ReindexSchedule:
             misfire_grace_time=self.misfire_grace_seconds,
             replace_existing=True,
         )
+        for job in self._extra:
+            self._add_extra(scheduler, job)
         scheduler.start()
         self._scheduler = scheduler
         logger.info("reindex scheduled with cron %r in %s; next run %s", self.cron, self.timezone,

@@ -802,4 +802,20 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
                     retention_days=settings.insights_retention_days)
 
 
-__all__ += ["build_insights", "site_base_url"]
+def attach_digest(settings: Settings, ops, insights, notifier=None):  # -> bot.insights.DigestSender | None
+    """The weekly digest on the reindex scheduler at DIGEST_CRON (off when unset), sent with the Telegram admin
+    notifications; one replica sends each tick (the tick claims)."""
+    from bot.insights import DigestSender
+
+    if not settings.digest_cron or ops is None or getattr(ops, "schedule", None) is None:
+        return None
+    notify = notifier if notifier is not None else build_admin_notifier(settings)
+    if notify is None:
+        logger.warning("DIGEST_CRON is set but the digest has no one to go to: set TELEGRAM_TOKEN and ADMIN_IDS")
+        return None
+    sender = DigestSender(insights, ops.runs, notify, claims=getattr(ops.coordinator, "claims", None))
+    ops.schedule.add_cron("digest", "weekly digest for admins", settings.digest_cron, sender.send)
+    return sender
+
+
+__all__ += ["attach_digest", "build_insights", "site_base_url"]
