@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,13 @@ logger = logging.getLogger(__name__)
 
 class TelemetryWriter:
     """Append one JSON object per line; rotate when the file would exceed ``max_bytes`` (keeps ``backups`` old
-    files). Blocking: async callers run ``write`` in an executor."""
+    files). Blocking: async callers run ``write`` in an executor. ``redact(text)``, when given, is applied to every
+    string of a record before it is written (``serve`` masks phone numbers and e-mail addresses)."""
 
-    def __init__(self, path: Path, max_bytes: int = 10_000_000, backups: int = 3) -> None:
+    def __init__(self, path: Path, max_bytes: int = 10_000_000, backups: int = 3,
+                 redact: Callable[[str], str] | None = None) -> None:
         self.path = Path(path)
+        self.redact = redact
         self.max_bytes = max_bytes
         self.backups = backups
         self._lock = threading.Lock()
@@ -31,7 +35,18 @@ class TelemetryWriter:
                 os.replace(src, self.path.with_name(f"{self.path.name}.{i + 1}"))
         os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
 
+    def _redacted(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.redact(value) if self.redact else value
+        if isinstance(value, dict):
+            return {k: self._redacted(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._redacted(v) for v in value]
+        return value
+
     def write(self, record: dict[str, Any]) -> None:
+        if self.redact is not None:
+            record = self._redacted(record)
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         data = line.encode("utf-8")
         with self._lock:

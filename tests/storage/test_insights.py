@@ -65,3 +65,17 @@ def test_admin_answers_are_versioned_expire_and_delete(tmp_path):
         store.save_answer(question="q", answer="a", author="x", expires="besok")
     with pytest.raises(ValueError, match="https://"):
         store.save_answer(question="q", answer="a", author="x", link="javascript:alert(1)")
+
+
+def test_traces_are_masked_when_serve_writes_them(tmp_path):
+    import json
+
+    from generation.telemetry import TelemetryWriter
+
+    writer = TelemetryWriter(tmp_path / "traces.jsonl", redact=mask_personal)
+    writer.write({"answer": "x", "trace": {"query": "Saya +62 812 3456 7890, a@b.co.id", "steps": [
+        {"step": "rewrite", "query": "nomor 0812-3456-7890"}], "latency_ms": {"total": 1.5}}, "ts": 1.0})
+    record = json.loads((tmp_path / "traces.jsonl").read_text(encoding="utf-8"))
+    assert record["trace"]["query"] == "Saya [nomor telepon], [email]"
+    assert record["trace"]["steps"][0]["query"] == "nomor [nomor telepon]"
+    assert record["trace"]["latency_ms"] == {"total": 1.5} and record["ts"] == 1.0
