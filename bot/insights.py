@@ -87,6 +87,7 @@ class Insights:
         self.zone = ZoneInfo(timezone)
         self.retention_days = retention_days
         self.clock = clock
+        self.last_rebuild: Any = None
 
     # --- the unanswered-question report ------------------------------------------------------------------------
     def _vectors(self, texts: list[str]) -> np.ndarray:
@@ -192,8 +193,9 @@ class Insights:
         return deleted
 
     def _rebuild(self) -> None:
+        """Rebuild the index for the answers; ``last_rebuild`` is "pending" while a running reindex delays it."""
         if self.rebuild is not None:
-            self.rebuild()
+            self.last_rebuild = self.rebuild()
 
     # --- the weekly digest ------------------------------------------------------------------------------------
     def digest(self, runs: Sequence[Any] = (), now: float | None = None) -> str:

@@ -395,7 +395,8 @@ class _Routes:
             return _json_error(400, str(error))
         except RuntimeError as error:
             return _json_error(409, f"saved, but the index could not be rebuilt: {error}")
-        return web.json_response({"answer": saved.as_json()}, status=201,
+        pending = getattr(self.parts.admin_insights, "last_rebuild", None) == "pending"
+        return web.json_response({"answer": saved.as_json(), "indexed": not pending}, status=201,
                                  dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
     async def admin_answer_delete(self, request: web.Request) -> web.StreamResponse:

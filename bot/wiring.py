@@ -791,13 +791,60 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
     def embed(texts):
         return the_embedder().embed(list(texts), kind="query")
 
-    def rebuild():
+    def build():
         nonlocal manager
         if manager is None:
             manager = build_index_manager(settings, the_embedder())
         report = rebuild_index(manager, settings.db_path, settings.insights_path, site_base_url(settings))
         manager.reload_if_changed()
         return report
+
+    def locked(wait_seconds: float):
+        """``build`` under the reindex lock (never two builds at once); "busy" when a reindex holds it longer."""
+        import asyncio
+        import time
+
+        async def run():
+            client = None
+            if settings.redis_url:
+                import redis.asyncio as aioredis
+
+                client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=5)
+            lock = build_reindex_lock(settings, client)
+            try:
+                deadline = time.monotonic() + wait_seconds
+                while not await lock.acquire():
+                    if time.monotonic() >= deadline:
+                        return "busy"
+                    await asyncio.sleep(1.0)
+                try:
+                    return await asyncio.get_running_loop().run_in_executor(None, build)
+                finally:
+                    await lock.release()
+            finally:
+                if client is not None:
+                    await client.aclose()
+
+        return asyncio.run(run())  # called in an executor thread: no event loop runs in it
+
+    def rebuild():
+        """Rebuild now; while a reindex runs, rebuild in the background right after it ("pending")."""
+        import threading
+
+        result = locked(5.0)
+        if result != "busy":
+            return result
+
+        def later():
+            try:
+                if locked(4 * 3600.0) == "busy":
+                    logger.error("admin answers not indexed: the reindex lock stayed busy for 4 hours")
+            except Exception:
+                logger.exception("rebuilding the index for the admin answers failed")
+
+        threading.Thread(target=later, name="admin-answers-index", daemon=True).start()
+        logger.info("a reindex is running: the admin answers are indexed right after it")
+        return "pending"
 
     return Insights(InsightsStore(settings.insights_path), embed, rebuild=rebuild,
                     threshold=settings.insights_cluster_threshold, timezone=settings.timezone,

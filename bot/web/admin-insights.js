@@ -145,8 +145,9 @@
     A.api("/admin/api/answers", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
       .then(function (d) {
         byId("answer-form").reset();
-        byId("answer-status").textContent = "Jawaban #" + d.answer.id + " (versi " + d.answer.version
-          + ") tersimpan dan langsung dipakai bot.";
+        byId("answer-status").textContent = "Jawaban #" + d.answer.id + " (versi " + d.answer.version + ") tersimpan"
+          + (d.indexed === false ? "; bot memakainya setelah pembaruan indeks yang sedang berjalan selesai."
+                                 : " dan langsung dipakai bot.");
         return load();
       })
       .catch(function (e) { byId("answer-status").textContent = "Gagal menyimpan: " + e.message; })
