@@ -124,6 +124,7 @@ class ServeApp:
             admin_answer=self._admin_answer,
         )
         self.digest = wiring.attach_digest(s, self.ops, self.insights)
+        wiring.attach_answer_expiry(s, self.ops, self.insights)
         await self._start_whatsapp()
         await self._start_telegram()
         await self._start_http()

@@ -192,10 +192,22 @@ class Insights:
             self._rebuild()
         return deleted
 
-    def _rebuild(self) -> None:
+    def drop_expired(self, today: Any = None) -> bool:
+        """Rebuild the index when an answer's last day passed within the week (the daily expiry job); True if so."""
+        from datetime import date
+
+        today = today or datetime.now(self.zone).date()
+        recent = [a for a in self.store.answers() if a.expires and not a.active(today)
+                  and (today - date.fromisoformat(a.expires)).days <= 7]
+        if recent:
+            logger.info("admin answers %s expired: rebuilding the index", [a.id for a in recent])
+            self._rebuild(today)
+        return bool(recent)
+
+    def _rebuild(self, today: Any = None) -> None:
         """Rebuild the index for the answers; ``last_rebuild`` is "pending" while a running reindex delays it."""
         if self.rebuild is not None:
-            self.last_rebuild = self.rebuild()
+            self.last_rebuild = self.rebuild(today) if today is not None else self.rebuild()
 
     # --- the weekly digest ------------------------------------------------------------------------------------
     def digest(self, runs: Sequence[Any] = (), now: float | None = None) -> str:

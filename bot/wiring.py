@@ -633,7 +633,8 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         with DocumentStore(store_path) as store:
             documents, chunks = store.documents(), store.chunks()
         # the admin answers take part in every build, so they survive each reindex
-        return with_admin_answers(list(documents), list(chunks), settings.insights_path, site_base_url(settings))
+        return with_admin_answers(list(documents), list(chunks), settings.insights_path, site_base_url(settings),
+                                  local_today(settings))
 
     publish = None
     channel = "prodibot:index"
@@ -772,6 +773,14 @@ def site_base_url(settings: Settings) -> str:
     return seeds[0] if seeds else DEMO_ORIGIN + "/"
 
 
+def local_today(settings: Settings):  # -> datetime.date
+    """Today in TIMEZONE: an admin answer's last day ends at midnight there, not in UTC."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    return datetime.now(ZoneInfo(settings.timezone)).date()
+
+
 def build_insights(settings: Settings, *, embedder=None, index_manager=None):  # -> bot.insights.Insights
     """The report, admin answers and digest over DATA_DIR/insights.sqlite3. Saving an answer rebuilds the index
     from the serving document store plus the answers (no crawl) and reloads ``index_manager`` at once; other
@@ -791,15 +800,16 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
     def embed(texts):
         return the_embedder().embed(list(texts), kind="query")
 
-    def build():
+    def build(today=None):
         nonlocal manager
         if manager is None:
             manager = build_index_manager(settings, the_embedder())
-        report = rebuild_index(manager, settings.db_path, settings.insights_path, site_base_url(settings))
+        report = rebuild_index(manager, settings.db_path, settings.insights_path, site_base_url(settings),
+                               today or local_today(settings))
         manager.reload_if_changed()
         return report
 
-    def locked(wait_seconds: float):
+    def locked(wait_seconds: float, today=None):
         """``build`` under the reindex lock (never two builds at once); "busy" when a reindex holds it longer."""
         import asyncio
         import time
@@ -818,7 +828,7 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
                         return "busy"
                     await asyncio.sleep(1.0)
                 try:
-                    return await asyncio.get_running_loop().run_in_executor(None, build)
+                    return await asyncio.get_running_loop().run_in_executor(None, build, today)
                 finally:
                     await lock.release()
             finally:
@@ -827,17 +837,17 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
 
         return asyncio.run(run())  # called in an executor thread: no event loop runs in it
 
-    def rebuild():
+    def rebuild(today=None):
         """Rebuild now; while a reindex runs, rebuild in the background right after it ("pending")."""
         import threading
 
-        result = locked(5.0)
+        result = locked(5.0, today)
         if result != "busy":
             return result
 
         def later():
             try:
-                if locked(4 * 3600.0) == "busy":
+                if locked(4 * 3600.0, today) == "busy":
                     logger.error("admin answers not indexed: the reindex lock stayed busy for 4 hours")
             except Exception:
                 logger.exception("rebuilding the index for the admin answers failed")
@@ -867,4 +877,19 @@ def attach_digest(settings: Settings, ops, insights, notifier=None):  # -> bot.i
     return sender
 
 
-__all__ += ["attach_digest", "build_insights", "site_base_url"]
+def attach_answer_expiry(settings: Settings, ops, insights) -> bool:
+    """A daily job (00:01 in TIMEZONE) on the reindex scheduler: an admin answer whose last day has passed leaves the
+    index that night, even when REINDEX_CRON runs less often."""
+    import asyncio
+
+    if ops is None or getattr(ops, "schedule", None) is None:
+        return False
+
+    async def tick(_when):
+        return await asyncio.get_running_loop().run_in_executor(None, insights.drop_expired)
+
+    ops.schedule.add_cron("admin-answer-expiry", "expired admin answers leave the index", "1 0 * * *", tick)
+    return True
+
+
+__all__ += ["attach_answer_expiry", "attach_digest", "build_insights", "local_today", "site_base_url"]

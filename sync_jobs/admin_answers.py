@@ -71,10 +71,10 @@ def with_admin_answers(documents: list[Document], chunks: list[Chunk], store_pat
 
 
 def rebuild_index(index_manager: Any, serving_store: Path, insights_path: Path, base_url: str = "",
-                  lock: Any = None) -> Any:
+                  today: date | None = None) -> Any:
     """Build a new index version from the serving document store plus the admin answers (no crawl) and switch to
-    it; the serving processes reload it as after a reindex. Blocking. ``lock``: a held-or-not context manager that
-    keeps a reindex from building at the same time (optional)."""
+    it; the serving processes reload it as after a reindex. Blocking; the caller holds the reindex lock. ``today``
+    decides which answers have expired (default: today in UTC)."""
     from storage.docstore import DocumentStore
 
     documents: list[Document] = []
@@ -82,7 +82,7 @@ def rebuild_index(index_manager: Any, serving_store: Path, insights_path: Path, 
     if Path(serving_store).exists():
         with DocumentStore(serving_store) as store:
             documents, chunks = list(store.documents()), list(store.chunks())
-    documents, chunks = with_admin_answers(documents, chunks, insights_path, base_url)
+    documents, chunks = with_admin_answers(documents, chunks, insights_path, base_url, today)
     if not chunks:  # no crawl yet and no answer left: there is nothing to build an index from
         logger.warning("no crawled pages and no admin answers: the index was not rebuilt")
         return None

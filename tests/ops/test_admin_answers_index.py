@@ -69,3 +69,24 @@ async def test_an_answer_saved_during_a_reindex_is_indexed_right_after_it(data_d
         await asyncio.sleep(0.1)
     assert "19 Oktober 2026" in found and "12 Oktober 2026" not in found
     insights.store.close()
+
+
+async def test_an_expired_answer_leaves_the_index_the_night_after_its_last_day(data_dir):
+    settings = _settings(data_dir)
+    insights = wiring.build_insights(settings)
+    loop = asyncio.get_running_loop()
+    saved = await loop.run_in_executor(None, lambda: insights.save_answer(
+        question="Kapan pendaftaran asrama dibuka?", answer="Pendaftaran asrama dibuka 1 Desember 2026.",
+        author="t", expires="2026-12-10"))
+    manager = wiring.build_index_manager(settings)
+
+    def texts() -> str:
+        manager.reload_if_changed()
+        return " ".join(h.text for h in manager.current().search("pendaftaran asrama", 5, "hybrid").hits)
+
+    assert "1 Desember 2026" in texts()
+    assert not await loop.run_in_executor(None, insights.drop_expired, date(2026, 12, 10))  # its last day
+    assert await loop.run_in_executor(None, insights.drop_expired, date(2026, 12, 11))
+    assert "1 Desember 2026" not in texts()
+    assert insights.store.answer(saved.id).expires == "2026-12-10"  # kept, only out of the index
+    insights.store.close()
