@@ -3,6 +3,8 @@ URL; constant-time token check, rate-limited failures, CSRF on state-changing re
 
 from __future__ import annotations
 
+import re
+
 import aiohttp
 import pytest
 
@@ -40,7 +42,7 @@ def _admin_routes(app: ServeApp) -> list[tuple[str, str]]:
         if path.startswith("/admin") and path not in ("/admin/login", "/admin/logout"):
             for route in resource:
                 if route.method in ("GET", "POST"):
-                    routes.append((route.method, path.replace("{run_id}", "run-x")))
+                    routes.append((route.method, re.sub(r"\{[^}]+\}", "x-1", path)))  # {run_id}, {answer_id}
     return routes
 
 
