@@ -130,8 +130,23 @@ def _replies(rows: Sequence[dict[str, Any]], soft_weight: float | None = None) -
     return out
 
 
+def balanced(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each source weighing the same: the rows of the smaller sources repeated up to the largest one's count (the
+    sample site's 52 dev questions are not drowned by hundreds of Wikipedia questions, whose unanswerable ones
+    are adversarial: same words as the passage, so coverage signals mean little there)."""
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_source.setdefault(r["source"], []).append(r)
+    biggest = max(len(v) for v in by_source.values())
+    out: list[dict[str, Any]] = []
+    for part in by_source.values():
+        reps = max(1, round(biggest / len(part)))
+        out += [r for r in part for _ in range(reps)]
+    return out
+
+
 def cross_validated(rows: Sequence[dict[str, Any]], *, soft_weight: float | None, monotone: bool, l2: float,
-                    target: float, folds: int = 5) -> dict[str, float]:
+                    target: float, folds: int = 5, balance: bool = False) -> dict[str, float]:
     """Out-of-fold figures: each fold's probabilities come from a model fitted on the other folds; one threshold
     is then chosen over all out-of-fold probabilities for the target (so the figures are not in-sample)."""
     import numpy as np
@@ -143,45 +158,57 @@ def cross_validated(rows: Sequence[dict[str, Any]], *, soft_weight: float | None
     fold_of = {i: k % folds for k, i in enumerate(order)}
     p = np.zeros(len(replies))
     for f in range(folds):
-        train = [r for i, r in enumerate(replies) if fold_of[i] != f and r.features is not None]
+        train_rows = [row for i, row in enumerate(rows) if fold_of[i] != f]
+        train_rows = balanced(train_rows) if balance else train_rows
+        train = [r for r in _replies(train_rows, soft_weight) if r.features is not None]
         model = Calibrator.fit([r.features for r in train], [r.answerable for r in train], [r.correct for r in train],
                                l2=l2, target_refusal=target, monotone=monotone)
         for i, r in enumerate(replies):
             if fold_of[i] == f:
                 p[i] = r.probability(model)
+    if balance:  # the threshold and the figures over the sources weighing the same
+        reps = {id(r): 0 for r in rows}
+        for r in balanced(rows):
+            reps[id(r)] += 1
+        keep = [i for i, r in enumerate(rows) for _ in range(reps[id(r)])]
+        p = p[keep]
+        replies = [replies[i] for i in keep]
     point = choose_threshold(p, [r.answerable for r in replies], [r.correct for r in replies], target_refusal=target)
     return point.as_json()
 
 
-def select(rows: Sequence[dict[str, Any]], soft_weights: Sequence[float], *, l2: float, target: float
-           ) -> tuple[float, bool, list[dict[str, Any]]]:
+def select(rows: Sequence[dict[str, Any]], soft_weights: Sequence[float], *, l2: float, target: float,
+           balance: bool = False) -> tuple[float, bool, list[dict[str, Any]]]:
     """The soft-anchor weight and the sign constraint with the most correct answers at the refusal target,
     out of fold; (weight, monotone, the table)."""
     table = []
     for w in soft_weights:
         for mono in (False, True):
-            cv = cross_validated(rows, soft_weight=w, monotone=mono, l2=l2, target=target)
+            cv = cross_validated(rows, soft_weight=w, monotone=mono, l2=l2, target=target, balance=balance)
             table.append({"soft_weight": w, "monotone": mono, **cv})
     best = max(table, key=lambda t: (round(t["correct_answerable"], 6), t["monotone"], -abs(t["soft_weight"] - 0.2)))
     return float(best["soft_weight"]), bool(best["monotone"]), table
 
 
 def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float, soft_weight: float | None = None,
-        monotone: bool = False, selection: list[dict[str, Any]] | None = None) -> tuple[Any, dict[str, Any]]:
+        monotone: bool = False, selection: list[dict[str, Any]] | None = None, balance: bool = False
+        ) -> tuple[Any, dict[str, Any]]:
     from generation.calibration import figures, refit
 
-    replies = _replies(rows, soft_weight)
     sources = sorted({r["source"] for r in rows})
+    fit_rows = balanced(rows) if balance else list(rows)
+    replies = _replies(fit_rows, soft_weight)
     meta = {"fitted_on": {s: sum(1 for r in rows if r["source"] == s) for s in sources}, "seed": SEED,
             "fitted_at": time.strftime("%Y-%m-%d"), "script": "python -m bench.fit_abstention"}
     if soft_weight is not None:
         meta["soft_anchor_weight"] = soft_weight
     if selection:
         meta["selection_out_of_fold"] = selection
+    meta["sources_weigh_the_same"] = balance
     model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta, monotone=monotone)
     report: dict[str, Any] = {"overall": figures(replies, model).as_json()}
     for s in sources:
-        part = [rep for rep, row in zip(replies, rows, strict=True) if row["source"] == s]
+        part = [rep for rep, row in zip(_replies(rows, soft_weight), rows, strict=True) if row["source"] == s]
         report[s] = {"n": len(part), "gate_off": figures(part, None, 0.5).as_json(), "fitted": figures(part, model).as_json()}
     return model, report
 
@@ -196,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--target-refusal", type=float, default=TARGET_REFUSAL)
     parser.add_argument("--out", type=Path, default=ROOT / "generation" / "data" / "abstention.json")
     parser.add_argument("--no-dev", action="store_true", help="IDK-MRC tune rows only")
+    parser.add_argument("--one-source-dominates", action="store_true",
+                        help="fit on the rows as they are (default: every source weighs the same, see balanced())")
     parser.add_argument("--soft-weights", default="",
                         help="comma-separated soft-anchor weights to choose from out of fold (e.g. 0,0.1,0.2,0.5,1), "
                              "with and without sign constraints; default: the weight the rows were labelled with")
@@ -209,13 +238,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     soft, mono, table = None, False, None
     if args.soft_weights:
         soft, mono, table = select(rows, [float(w) for w in args.soft_weights.split(",") if w.strip()],
-                                   l2=args.l2, target=args.target_refusal)
+                                   l2=args.l2, target=args.target_refusal, balance=not args.one_source_dominates)
         from generation.support import SOFT_ANCHOR_WEIGHT
 
         if soft != SOFT_ANCHOR_WEIGHT:
             print(f"fit: the chosen soft-anchor weight is {soft}; set generation.support.SOFT_ANCHOR_WEIGHT to it",
                   file=sys.stderr)
-    model, report = fit(rows, l2=args.l2, target=args.target_refusal, soft_weight=soft, monotone=mono, selection=table)
+    model, report = fit(rows, l2=args.l2, target=args.target_refusal, soft_weight=soft, monotone=mono, selection=table,
+                        balance=not args.one_source_dominates)
     model.save(args.out)
     print(json.dumps({"model": str(args.out), "threshold": round(model.threshold, 4), "report": report},
                      ensure_ascii=False, indent=1))
