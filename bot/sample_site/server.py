@@ -178,7 +178,7 @@ def _university_html(path: str, mount: str) -> bytes:
     return (f"<!DOCTYPE html><html lang=\"id\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body>"
             f"<main><article><h1>{title}</h1><div class=\"entry-content\"><p>{text}</p></div></article></main>"
             f"<nav><ul>{links}<li><a href=\"{mount}\">Teknik Informatika</a></li></ul></nav></body></html>"
-            ).encode("utf-8")
+            ).encode()
 
 
 def _university_text(path: str, base_url: str, mount: str) -> bytes | None:
