@@ -5,7 +5,6 @@ deleted), 👍/👎 per week. Screenshots at 1200 px and 420 px go to docs/img/ 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -14,11 +13,12 @@ from bot import wiring
 from bot.app import ServeApp
 from bot.settings import Settings
 from tests.auxil.answerer import SAMPLE_DOCS, CorpusAnswerer
+from tests.browser import screenshot_dir
 from tests.browser.test_web_pages import browser, log_in  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.browser
 
-IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+IMG = screenshot_dir()
 TOKEN = "adm-insights-token"
 WISUDA = ["Kapan jadwal wisuda tahun ini?", "Wisuda periode berikutnya dilaksanakan tanggal berapa?",
           "Tanggal wisuda kapan ya? WA saya 0812-3456-7890"]

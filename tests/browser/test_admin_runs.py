@@ -12,13 +12,14 @@ from bot.app import ServeApp
 from bot.settings import Settings
 from storage.runs import RunStore
 from tests.auxil.answerer import CorpusAnswerer
+from tests.browser import screenshot_dir
 from tests.browser.test_web_pages import browser, log_in  # noqa: F401 (fixture)
 from tests.ops.conftest import ops_settings
 from tests.ops.test_run_views import seed_failed_run
 
 pytestmark = pytest.mark.browser
 
-IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+IMG = screenshot_dir()
 TOKEN = "adm-runs-token"
 
 
