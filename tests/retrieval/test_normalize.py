@@ -195,15 +195,25 @@ def test_idempotent_and_keeps_digits_codes_emails(normalizer, parts):
 
 @pytest.mark.parametrize(
     ("typed", "site_word"),
-    [("ngajar", "mengajar"), ("ngajar", "pengajar"), ("ngepalain", "kepala"), ("diumumin", "diumumkan"),
-     ("nyusun", "menyusun"), ("nulis", "menulis"), ("ngulang", "mengulang"), ("ngajuin", "mengajukan")],
+    # entries of the outside colloquial lexicon (retrieval/data/colloquial_lexicon.csv)
+    [("nyari", "mencari"), ("bedain", "membedakan"), ("diajarin", "diajari"), ("benahin", "membenahi"),
+     ("buktiin", "membuktikan"), ("dengarin", "mendengarkan"), ("cobain", "mencoba")],
 )
 def test_colloquial_verb_forms_become_the_form_the_site_uses(typed, site_word):
     from retrieval.normalize import colloquial_forms
 
     assert site_word in colloquial_forms(typed)
     n = QueryNormalizer(vocabulary={site_word: 3, "dosen": 5, "lab": 4}, lexicon={})
-    assert n.normalize(f"dosen yg {typed} lab siapa") .split()[2] == site_word
+    assert n.normalize(f"dosen yg {typed} lab siapa").split()[2] == site_word
+
+
+def test_colloquial_forms_recover_half_the_lexicons_verb_entries():
+    from retrieval.normalize import colloquial_forms
+
+    lexicon = load_lexicon()
+    tried = {s: f for s, f in lexicon.items() if s.isalpha() and " " not in f and colloquial_forms(s)}
+    hits = sum(f in colloquial_forms(s) for s, f in tried.items())
+    assert len(tried) >= 500 and hits / len(tried) >= 0.45
 
 
 def test_colloquial_verb_forms_need_the_site_to_use_them():
