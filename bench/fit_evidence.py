@@ -63,6 +63,14 @@ async def _ask(pipeline: Any, items: Sequence[dict[str, Any]], source: str) -> l
     return rows
 
 
+def _ask_closing(pipeline: Any, items: Sequence[dict[str, Any]], source: str) -> list[dict[str, Any]]:
+    """Ask, then close the pipeline's (never used) LLM pool so its worker thread does not outlive the source."""
+    try:
+        return asyncio.run(_ask(pipeline, items, source))
+    finally:
+        pipeline.pool.close()
+
+
 def _pipeline(settings: Any, manager: Any) -> Any:
     from dataclasses import replace
 
@@ -89,7 +97,7 @@ def collect(n_tune: int, n_check: int) -> list[dict[str, Any]]:
             manager, _ = build_jsonl_index(settings, docs, embedder)
             embedder = manager.embedder
             print(f"fit: {len(items)} {name} questions over {len(docs)} passages …", file=sys.stderr, flush=True)
-            rows += asyncio.run(_ask(_pipeline(settings, manager), items, name))
+            rows += _ask_closing(_pipeline(settings, manager), items, name)
         with SampleSite() as site:
             settings = Settings(_env_file=None, data_dir=Path(tmp) / "site", site_seeds=[site.base_url + "/"],
                                 crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
@@ -97,7 +105,7 @@ def collect(n_tune: int, n_check: int) -> list[dict[str, Any]]:
             for name, path in (("sample-site-dev", DEV_SET), ("sample-site-informal", INFORMAL_SET)):
                 items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
                 items = [it for it in items if it.get("answerable", True) and it.get("answers") and not it.get("conversation")]
-                rows += asyncio.run(_ask(_pipeline(settings, manager), items, name))
+                rows += _ask_closing(_pipeline(settings, manager), items, name)
     return rows
 
 
