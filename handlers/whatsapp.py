@@ -1,30 +1,53 @@
-"""WhatsApp Cloud API adapter: signature and subscription checks, payload parsing, processing, Graph API sending.
+"""WhatsApp Cloud API adapter on pywa (``pywa_async`` 4.5): signature and subscription checks, typed updates, sending.
 
-The HTTP route lives in ``bot/server.py``; it hands the raw body here. ``WhatsAppWebhook.accept`` checks the
-signature, parses JSON of any shape into ``InboundMessage`` records, schedules their processing in background tasks
-(references kept, drained on shutdown) and returns at once, so Meta gets its 200 quickly.
+The HTTP route stays in ``bot/server.py`` (aiohttp); it hands the raw body and the ``X-Hub-Signature-256`` header to
+``WhatsAppWebhook.accept``. pywa runs without a web server of its own (no ``server``, no callback URL), so there is
+no second web framework. ``accept`` checks the signature with pywa's validator, splits the delivery into one update
+per user message, reads each with pywa's typed updates (``Message``, ``CallbackButton``, ``CallbackSelection``,
+``EditedMessage``), schedules their processing in background tasks (references kept, drained on shutdown) and
+returns at once, so Meta gets its 200 quickly. Sending goes through ``pywa_async.WhatsApp`` on its own
+``httpx.AsyncClient`` (timeout; base URL ``WHATSAPP_GRAPH_BASE_URL``) with our retries on 429/5xx/network errors.
 
-Message policy: text → answer (``/command`` → command); an interactive/template button reply whose id is ``fb:…``
-→ feedback; reactions and system messages → ignored; media, location, contacts and anything else → a polite
-"text only" notice. Statuses, errors and other webhook fields → ignored. Every message id is deduplicated for a
-day, so a redelivery gets one reply. Free-form messages are only sent inside the 24-hour customer-service window
-that starts with the user's last inbound message; outside it nothing is sent and a line is logged.
+Why not pywa's ``webhook_update_handler``: ``accept`` must answer synchronously, and that handler is a coroutine that
+reads only ``messages[0]`` and ``contacts[0]`` of a delivery, keeps its own in-process duplicate filter, and needs
+``contacts[].user_id`` (the business-scoped user id Meta only adds since 2026). So each message gets its own
+envelope here with its own contact (filled in when Meta left it out), and our Redis dedup stays the only one.
+Its challenge handler is not used either: ``verify_subscription`` also checks ``hub.mode`` and compares in constant
+time.
+
+Message policy:
+- text → answer (``/command`` → command); an edited text (``type: edit``) → the edited text is answered once, the
+  edit deduplicated on its own id;
+- a button or list reply whose id is ``fb:up|down:<trace>`` → feedback; any other button or list reply → its
+  title is the user's text;
+- reactions → ignored politely (no reply, a debug line); system, welcome-request, deletion and other
+  interactive events → ignored;
+- voice, audio, location, images, documents, stickers, contacts, orders, unknown types, and messages pywa cannot
+  read → a polite "text only" notice, so nothing a student sends goes unanswered.
+Statuses, errors and other webhook fields → ignored. Every message id is deduplicated for a day, so a redelivery
+gets one reply. Free-form messages are only sent inside the 24-hour customer-service window that starts with the
+user's last inbound message; outside it nothing is sent and a line is logged. Rate limits are the ChatService's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import hmac
 import json
 import logging
+import string
 import time
-from collections.abc import Mapping
+import warnings
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-import aiohttp
+import httpx
+from pywa import utils as pywa_utils
+from pywa_async import WhatsApp
+from pywa_async import types as wa_types
+from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
 
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef
@@ -34,6 +57,7 @@ from storage.dedup import MessageDeduper, UserState
 __all__ = [
     "GraphClient",
     "GraphConfig",
+    "GraphSendError",
     "InboundMessage",
     "WhatsAppWebhook",
     "parse_payload",
@@ -46,17 +70,22 @@ logger = logging.getLogger(__name__)
 TEXT_LIMIT = 4096
 SERVICE_WINDOW_SECONDS = 24 * 3600
 FEEDBACK_PROMPT = "Apakah jawaban ini membantu?"
+_HEX = frozenset(string.hexdigits)
+_T = TypeVar("_T")
 
 
 def verify_signature(app_secret: str, body: bytes, header: str | None) -> bool:
-    """``X-Hub-Signature-256: sha256=<hex>`` is the HMAC-SHA256 of the raw body with the app secret."""
+    """``X-Hub-Signature-256: sha256=<hex>`` is the HMAC-SHA256 of the raw body with the app secret.
+
+    The comparison is pywa's (constant time); the header is normalised first (case, spaces) and anything that is not
+    ``sha256=`` plus hex digits is refused before it gets there."""
     if not app_secret or not header or not isinstance(header, str):
         return False
     algorithm, _, given = header.strip().partition("=")
-    if algorithm.lower() != "sha256" or not given:
+    given = given.strip().lower()
+    if algorithm.lower() != "sha256" or not given or not set(given) <= _HEX:
         return False
-    expected = hmac.new(app_secret.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected.encode(), given.strip().lower().encode())
+    return pywa_utils.webhook_updates_validator(app_secret, body, f"sha256={given}")
 
 
 def verify_subscription(query: Mapping[str, str], verify_token: str) -> tuple[int, str]:
@@ -71,7 +100,10 @@ def verify_subscription(query: Mapping[str, str], verify_token: str) -> tuple[in
 
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
-    """One user message from a webhook. ``kind``: text, feedback, ignore, unsupported."""
+    """One user message from a webhook. ``kind``: text, feedback, ignore, unsupported.
+
+    ``msg_type`` is the Cloud API type (``text``, ``edit``, ``audio``, ``reaction``…); ``read_id`` is the message
+    to mark as read (for an edit, the original message)."""
 
     message_id: str
     sender: str
@@ -81,6 +113,7 @@ class InboundMessage:
     feedback_trace: str = ""
     msg_type: str = ""
     timestamp: float = 0.0
+    read_id: str = ""
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -92,6 +125,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _str(value: Any) -> str:
+    if isinstance(value, bool):
+        return ""
     return value if isinstance(value, str) else (str(value) if isinstance(value, int | float) else "")
 
 
@@ -102,54 +137,173 @@ def _feedback_from_id(button_id: str) -> tuple[str, str] | None:
     return None
 
 
-def _classify(message: dict[str, Any]) -> InboundMessage | None:
-    message_id = _str(message.get("id"))
-    sender = _str(message.get("from"))
-    if not message_id or not sender:
-        return None
-    msg_type = _str(message.get("type"))
+# --- reading a delivery ------------------------------------------------------------------------------------------
+
+_Update = wa_types.Message | wa_types.CallbackButton | wa_types.CallbackSelection | wa_types.EditedMessage
+_NO_METADATA = {"display_phone_number": "", "phone_number_id": ""}
+_IGNORED_TYPES = frozenset(
+    {
+        wa_types.MessageType.REACTION,
+        wa_types.MessageType.SYSTEM,
+        wa_types.MessageType.REQUEST_WELCOME,
+        wa_types.MessageType.REVOKE,
+        wa_types.MessageType.INTERACTIVE,  # not a button or list reply (e.g. a flow or call-permission reply)
+    }
+)
+
+
+def _contact_for(value: dict[str, Any], message: dict[str, Any], sender: str) -> dict[str, Any]:
+    """The sender's entry of ``value.contacts`` (pywa reads ``contacts[0]``), with the fields pywa 4.5 requires.
+
+    Meta omits ``contacts`` on system messages, and ``user_id`` (the business-scoped user id) on deliveries shaped
+    before its 2026 roll-out; the sender's own ids stand in."""
+    user_id = _str(message.get("from_user_id"))
+    wa_id = _str(message.get("from"))
+    contact: dict[str, Any] = {}
+    for candidate in _list(value.get("contacts")):
+        candidate = _dict(candidate)
+        same_number = bool(wa_id) and _str(candidate.get("wa_id")) == wa_id
+        if same_number or (bool(user_id) and _str(candidate.get("user_id")) == user_id):
+            contact = dict(candidate)
+            break
+    if not contact:
+        contact = {"wa_id": wa_id} if wa_id else {}
+    if not _str(contact.get("user_id")):
+        contact["user_id"] = user_id or _str(contact.get("wa_id")) or sender
+    if not isinstance(contact.get("profile"), dict):
+        contact["profile"] = {}
+    return contact
+
+
+def _envelope(entry: dict[str, Any], value: dict[str, Any], message: dict[str, Any], sender: str) -> dict[str, Any]:
+    """One message in a webhook envelope of its own, as pywa reads it (``entry[0].changes[0].value.messages[0]``)."""
+    message = dict(message)
     try:
-        ts = float(_str(message.get("timestamp")) or 0)
+        int(_str(message.get("timestamp")))
     except ValueError:
-        ts = 0.0
-    base = {"message_id": message_id, "sender": sender, "msg_type": msg_type, "timestamp": ts}
-    if msg_type == "text":
-        body = _str(_dict(message.get("text")).get("body"))
-        return InboundMessage(kind="text", text=body, **base)
-    if msg_type == "interactive":
-        interactive = _dict(message.get("interactive"))
-        reply = _dict(interactive.get("button_reply")) or _dict(interactive.get("list_reply"))
-        feedback = _feedback_from_id(_str(reply.get("id")))
-        if feedback:
-            return InboundMessage(kind="feedback", feedback_value=feedback[0], feedback_trace=feedback[1], **base)
-        title = _str(reply.get("title"))
-        return InboundMessage(kind="text", text=title, **base) if title else InboundMessage(kind="ignore", **base)
+        message["timestamp"] = str(int(time.time()))
+    interactive = _dict(message.get("interactive"))
+    if interactive.get("type") == "list_reply" and not _dict(message.get("context")).get("id"):
+        message["context"] = {"id": ""}  # pywa 4.5 requires the replied-to list message; Meta always sends it
+    metadata = _dict(value.get("metadata"))
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": _str(entry.get("id")),
+                "changes": [
+                    {
+                        "field": "messages",
+                        "value": {
+                            **value,
+                            "metadata": {**_NO_METADATA, **metadata},
+                            "contacts": [_contact_for(value, message, sender)],
+                            "messages": [message],
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def _update_class(message: dict[str, Any]) -> type[_Update]:
+    msg_type = message.get("type")
+    if msg_type == "edit":
+        return wa_types.EditedMessage
     if msg_type == "button":
-        button = _dict(message.get("button"))
-        feedback = _feedback_from_id(_str(button.get("payload")))
+        return wa_types.CallbackButton
+    if msg_type == "interactive":
+        reply = _dict(message.get("interactive")).get("type")
+        if reply == "button_reply":
+            return wa_types.CallbackButton
+        if reply == "list_reply":
+            return wa_types.CallbackSelection
+    return wa_types.Message
+
+
+def _typed_update(client: WhatsApp, envelope: dict[str, Any], message_id: str) -> _Update:
+    raw = wa_types.RawUpdate(json.dumps(envelope).encode(), hmac_header=None, update_hash=message_id)
+    with warnings.catch_warnings():
+        # a type newer than pywa becomes MessageType.UNKNOWN (and gets the text-only notice) without a warning
+        warnings.simplefilter("ignore", PywaUnknownEnumMemberWarning)
+        return _update_class(envelope["entry"][0]["changes"][0]["value"]["messages"][0]).from_update(client, raw)
+
+
+def _classify(update: _Update, raw_type: str) -> dict[str, str]:
+    """kind / text / feedback of a typed update."""
+    if isinstance(update, wa_types.EditedMessage):
+        return _classify(update.message, raw_type)
+    if isinstance(update, wa_types.CallbackButton | wa_types.CallbackSelection):
+        feedback = _feedback_from_id(_str(update.data))
         if feedback:
-            return InboundMessage(kind="feedback", feedback_value=feedback[0], feedback_trace=feedback[1], **base)
-        text = _str(button.get("text"))
-        return InboundMessage(kind="text", text=text, **base) if text else InboundMessage(kind="ignore", **base)
-    if msg_type in ("reaction", "system", "ephemeral", "request_welcome"):
-        return InboundMessage(kind="ignore", **base)
-    return InboundMessage(kind="unsupported", **base)
+            return {"kind": "feedback", "feedback_value": feedback[0], "feedback_trace": feedback[1]}
+        title = _str(update.title).strip()
+        return {"kind": "text", "text": title} if title else {"kind": "ignore"}
+    assert isinstance(update, wa_types.Message)
+    if update.type == wa_types.MessageType.TEXT:
+        return {"kind": "text", "text": _str(update.text)}
+    if update.type in _IGNORED_TYPES or raw_type == "ephemeral":
+        return {"kind": "ignore"}
+    return {"kind": "unsupported"}
 
 
-def parse_payload(payload: Any) -> list[InboundMessage]:
-    """Every user message in a webhook payload of any shape; statuses, errors and other fields are skipped."""
-    out: list[InboundMessage] = []
+def _read_message(
+    client: WhatsApp, entry: dict[str, Any], value: dict[str, Any], message: dict[str, Any]
+) -> InboundMessage | None:
+    message_id = _str(message.get("id"))
+    sender = _str(message.get("from")) or _str(message.get("from_user_id"))
+    if not message_id or not sender:
+        logger.debug("WhatsApp webhook: a message without id or sender skipped")
+        return None
+    raw_type = _str(message.get("type"))
+    envelope = _envelope(entry, value, message, sender)
+    try:
+        update = _typed_update(client, envelope, message_id)
+        fields = _classify(update, raw_type)
+    except Exception as error:  # a shape pywa cannot read: the student still hears from us
+        logger.warning("WhatsApp message %s (type %r) could not be read (%s); it gets the text-only notice",
+                       message_id, raw_type[:40], type(error).__name__)
+        sent_at = float(envelope["entry"][0]["changes"][0]["value"]["messages"][0]["timestamp"])
+        return InboundMessage(message_id=message_id, sender=sender, kind="unsupported", msg_type=raw_type,
+                              timestamp=sent_at, read_id=message_id)
+    user = update.from_user
+    read_id = update.original_message_id if isinstance(update, wa_types.EditedMessage) else message_id
+    return InboundMessage(
+        message_id=message_id,
+        sender=_str(user.wa_id) or _str(user.bsuid) or sender,
+        msg_type=raw_type,
+        timestamp=update.timestamp.timestamp(),
+        read_id=read_id or message_id,
+        **fields,
+    )
+
+
+def _messages(payload: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
     for entry in _list(_dict(payload).get("entry")):
-        for change in _list(_dict(entry).get("changes")):
+        entry = _dict(entry)
+        for change in _list(entry.get("changes")):
             change = _dict(change)
             if change.get("field", "messages") != "messages":
                 continue
-            for message in _list(_dict(change.get("value")).get("messages")):
-                parsed = _classify(_dict(message))
-                if parsed is not None:
-                    out.append(parsed)
+            value = _dict(change.get("value"))
+            for message in _list(value.get("messages")):
+                yield entry, value, _dict(message)
+
+
+def parse_payload(payload: Any, client: WhatsApp | None = None) -> list[InboundMessage]:
+    """Every user message in a webhook payload of any shape, read by pywa; statuses, errors and other fields are
+    skipped. ``client`` is the pywa client the typed updates belong to (a token-less one when not given)."""
+    client = client if client is not None else WhatsApp()
+    out: list[InboundMessage] = []
+    for entry, value, message in _messages(payload):
+        parsed = _read_message(client, entry, value, message)
+        if parsed is not None:
+            out.append(parsed)
     return out
 
+
+# --- sending -----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class GraphConfig:
@@ -166,50 +320,51 @@ class GraphSendError(Exception):
 
 
 class GraphClient:
-    """Sends through ``POST {base}/{phone_number_id}/messages`` with a timeout and retries on 429/5xx."""
+    """Sends through pywa's async client, retrying on 429 (honouring ``Retry-After``), 5xx and network errors.
+
+    pywa gets its own ``httpx.AsyncClient`` with the timeout; pywa points it at graph.facebook.com with its own API
+    version, then the base URL is set to ``config.base_url`` (``WHATSAPP_GRAPH_BASE_URL``), so the configured
+    version is used and tests reach a loopback stand-in."""
 
     def __init__(self, config: GraphConfig) -> None:
         self.config = config
-        self._session: aiohttp.ClientSession | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._client: WhatsApp | None = None
 
     @property
-    def url(self) -> str:
-        return f"{self.config.base_url.rstrip('/')}/{self.config.phone_number_id}/messages"
-
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                timeout=aiohttp.ClientTimeout(total=self.config.timeout_seconds),
-                headers={"Authorization": f"Bearer {self.config.token}"},
-            )
-        return self._session
+    def client(self) -> WhatsApp:
+        """The pywa client (created on first use)."""
+        if self._client is None:
+            http = httpx.AsyncClient(timeout=httpx.Timeout(self.config.timeout_seconds))
+            # No server, no callback URL: pywa only reads updates and sends (its dispatcher is not used).
+            client = WhatsApp(phone_id=self.config.phone_number_id or None, token=self.config.token or None,
+                              session=http)
+            http.base_url = httpx.URL(self.config.base_url.rstrip("/"))
+            self._http, self._client = http, client
+        return self._client
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._http is not None:
+            await self._http.aclose()
+        self._http = self._client = None
 
-    async def post(self, payload: dict[str, Any]) -> dict[str, Any]:
-        session = self._get_session()
+    async def _call(self, send: Callable[[WhatsApp], Awaitable[_T]]) -> _T:
+        client = self.client
         delay = self.config.backoff_seconds
         last_error = ""
         for attempt in range(self.config.retries + 1):
             try:
-                async with session.post(self.url, json=payload) as response:
-                    text = await response.text()
-                    if response.status < 300:
-                        try:
-                            data = json.loads(text) if text else {}
-                        except ValueError:
-                            data = {}
-                        return data if isinstance(data, dict) else {}
-                    last_error = f"HTTP {response.status}: {text[:200]}"
-                    if response.status != 429 and response.status < 500:
-                        raise GraphSendError(f"Graph API refused the message ({last_error})")
-                    retry_after = response.headers.get("Retry-After", "")
-                    if retry_after.isdigit():
-                        delay = min(float(retry_after), 30.0)
-            except (aiohttp.ClientError, TimeoutError) as error:
+                return await send(client)
+            except WhatsAppError as error:
+                status = error.status_code
+                last_error = f"HTTP {status}: {str(error.message)[:200]}"
+                if status is not None and status != 429 and status < 500:
+                    raise GraphSendError(f"Graph API refused the message ({last_error})") from error
+                response = error.raw_response
+                retry_after = response.headers.get("Retry-After", "") if response is not None else ""
+                if retry_after.isdigit():
+                    delay = min(float(retry_after), 30.0)
+            except httpx.RequestError as error:
                 last_error = f"{type(error).__name__}: {error}"
             if attempt < self.config.retries:
                 logger.warning("Graph API call failed (%s); retry %d in %.1fs", last_error, attempt + 1, delay)
@@ -217,41 +372,34 @@ class GraphClient:
                 delay *= 2
         raise GraphSendError(f"Graph API kept failing after {self.config.retries + 1} attempts ({last_error})")
 
-    async def send_text(self, to: str, body: str) -> dict[str, Any]:
-        return await self.post(
-            {
-                "messaging_product": "whatsapp",
-                "recipient_type": "individual",
-                "to": to,
-                "type": "text",
-                "text": {"preview_url": False, "body": body},
-            }
-        )
+    async def send_text(self, to: str, body: str) -> str:
+        """Send a text (no link preview); returns the new message id."""
+        sent = await self._call(lambda wa: wa.send_message(to=to, text=body, preview_url=False))
+        return sent.id
 
-    async def send_feedback_buttons(self, to: str, trace_id: str, body: str = FEEDBACK_PROMPT) -> dict[str, Any]:
+    async def send_feedback_buttons(self, to: str, trace_id: str, body: str = FEEDBACK_PROMPT) -> str:
+        """Send the 👍/👎 reply buttons (ids ``fb:up:<trace>`` / ``fb:down:<trace>``); returns the message id."""
         buttons = [
-            {"type": "reply", "reply": {"id": f"fb:up:{trace_id}"[:256], "title": "👍 Membantu"}},
-            {"type": "reply", "reply": {"id": f"fb:down:{trace_id}"[:256], "title": "👎 Kurang"}},
+            wa_types.Button(title="👍 Membantu", callback_data=f"fb:up:{trace_id}"[:256]),
+            wa_types.Button(title="👎 Kurang", callback_data=f"fb:down:{trace_id}"[:256]),
         ]
-        return await self.post(
-            {
-                "messaging_product": "whatsapp",
-                "recipient_type": "individual",
-                "to": to,
-                "type": "interactive",
-                "interactive": {"type": "button", "body": {"text": body[:1024]}, "action": {"buttons": buttons}},
-            }
-        )
+        sent = await self._call(lambda wa: wa.send_message(to=to, text=body[:1024], buttons=buttons))
+        return sent.id
 
-    async def mark_read(self, message_id: str, *, typing: bool = True) -> dict[str, Any]:
-        payload: dict[str, Any] = {"messaging_product": "whatsapp", "status": "read", "message_id": message_id}
+    async def mark_read(self, message_id: str, *, typing: bool = True) -> bool:
+        """Mark a message read, with the typing indicator (WhatsApp drops it after about 25 s) unless ``typing`` is
+        false."""
         if typing:
-            payload["typing_indicator"] = {"type": "text"}
-        return await self.post(payload)
+            result = await self._call(lambda wa: wa.indicate_typing(message_id))
+        else:
+            result = await self._call(lambda wa: wa.mark_message_as_read(message_id))
+        return bool(result)
 
+
+# --- the webhook -------------------------------------------------------------------------------------------------
 
 class WhatsAppWebhook:
-    """Checks, parses and processes webhook deliveries; replies through a ``GraphClient``."""
+    """Checks, reads and processes webhook deliveries; replies through a ``GraphClient``."""
 
     def __init__(
         self,
@@ -278,6 +426,10 @@ class WhatsAppWebhook:
     def verify(self, query: Mapping[str, str]) -> tuple[int, str]:
         return verify_subscription(query, self.verify_token)
 
+    def parse(self, payload: Any) -> list[InboundMessage]:
+        """The user messages of a (signature-checked) payload, read with this webhook's pywa client."""
+        return parse_payload(payload, self.graph.client)
+
     def accept(self, body: bytes, signature: str | None) -> tuple[int, str]:
         """Check and schedule one POST delivery; returns the HTTP status and a short body."""
         if not verify_signature(self.app_secret, body, signature):
@@ -287,8 +439,7 @@ class WhatsAppWebhook:
             payload = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             return 400, "body is not JSON"
-        messages = parse_payload(payload)
-        for message in messages:
+        for message in self.parse(payload):
             task = asyncio.get_running_loop().create_task(self._process_safely(message))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -322,13 +473,14 @@ class WhatsAppWebhook:
             logger.exception("WhatsApp message %s could not be processed", message.message_id)
 
     async def process(self, message: InboundMessage) -> None:
-        """Handle one inbound message (deduplicated)."""
+        """Handle one inbound message (deduplicated on its id; an edit has an id of its own)."""
+        if message.kind == "ignore":
+            logger.debug("WhatsApp %s message %s ignored (no reply)", message.msg_type or "?", message.message_id)
+            return
         if not await self.deduper.first_time(f"wa:{message.message_id}"):
             logger.info("WhatsApp message %s already handled; redelivery ignored", message.message_id)
             return
         user = UserRef("whatsapp", message.sender)
-        if message.kind == "ignore":
-            return
         # The window opens with the message's own time: a delivery Meta retried for days stays outside it.
         now = time.time()
         sent_at = message.timestamp if 0 < message.timestamp <= now + 300 else now
@@ -340,6 +492,7 @@ class WhatsAppWebhook:
         if message.kind == "feedback":
             reply = await self.service.feedback(user, message.feedback_trace, message.feedback_value)
         elif message.kind == "unsupported":
+            logger.info("WhatsApp %s message %s: text-only notice", message.msg_type or "?", message.message_id)
             reply = Reply(texts.TEXT_ONLY, kind="notice")
         else:
             reply = await self._answer_with_typing(user, message, inbound)
@@ -354,7 +507,7 @@ class WhatsAppWebhook:
 
         async def keep_typing() -> None:
             while True:
-                await self._typing(message.message_id)
+                await self._typing(message.read_id or message.message_id)
                 await asyncio.sleep(self.typing_interval)
 
         async def on_position(position: int) -> None:
