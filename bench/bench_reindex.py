@@ -10,6 +10,7 @@ comparison. Goal: p99 during a rebuild at most 2× idle.
 from __future__ import annotations
 
 import asyncio
+import functools
 import tempfile
 import textwrap
 import threading
@@ -112,7 +113,7 @@ def _plot(rows: dict[str, dict[str, float]], runs: dict[str, float], path: Path)
 
 def run(quick: bool = False) -> str:
     from bot import wiring
-    from bot.ops import SubprocessReindex
+    from bot.ops.subprocess_runner import SubprocessReindex
     from bot.sample_site import SampleSite
     from bot.settings import load_settings
 
@@ -147,7 +148,7 @@ def run(quick: bool = False) -> str:
         # REINDEX_IN_SUBPROCESS=true), the same with every chunk re-embedded (the worst case), and in-process in
         # the executor (REINDEX_IN_SUBPROCESS=false) for comparison. Only queries answered while the run's record
         # says RUNNING count.
-        child = SubprocessReindex(settings, job)
+        child = SubprocessReindex(functools.partial(wiring.reindex_in_child, settings), job)
         result: dict[str, tuple[object, float]] = {}
 
         def measure(label: str, runner, prepare) -> list[float]:

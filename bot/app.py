@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -22,8 +21,10 @@ from typing import Any
 from aiohttp import web
 
 from bot import wiring
+from bot.metrics import Metrics
 from bot.server import ServerParts, build_server
 from bot.settings import Settings
+from handlers.awaitables import resolve
 from handlers.chat import Answerer, ChatService
 from handlers.telegram import TelegramHandlers
 from handlers.web import WebApi
@@ -36,10 +37,6 @@ logger = logging.getLogger(__name__)
 
 # Update types the bot asks Telegram for; everything else is never even delivered (and ignored if it is).
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-
-
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class ServeApp:
@@ -93,7 +90,7 @@ class ServeApp:
 
     async def _start(self) -> None:
         s = self.settings
-        self.metrics = wiring.build_metrics(s)
+        self.metrics = Metrics()  # its own Prometheus registry: one per process
         self.stores = wiring.build_channel_stores(s)
         self._closers.append(self.stores.close)
         index_manager = None
@@ -271,7 +268,7 @@ class ServeApp:
                 runs = await asyncio.get_running_loop().run_in_executor(None, self.ops.runs.recent, 1)
                 return runs[0].as_json() if runs else None
             if self.status_provider is not None:
-                status = await _resolve(self.status_provider())
+                status = await resolve(self.status_provider())
                 runs = status.get("runs") if isinstance(status, dict) else None
                 return runs[0] if runs and isinstance(runs[0], dict) else None
             return None
@@ -307,7 +304,7 @@ class ServeApp:
         closers, self._closers = self._closers, []
         for close in reversed(closers):
             try:
-                await _resolve(close())
+                await resolve(close())
             except Exception:
                 logger.warning("shutdown step failed", exc_info=True)
 

@@ -1,29 +1,23 @@
 """`python -m bot <command>`: the command-line contract (DESIGN.md, "CLI").
 
 Every command takes ``--json``. The parser lists every command from the start; each command's implementation
-lives in one ``bot/cmd_*.py`` module and is imported lazily, so ``--help`` stays fast and a missing capability
-says what it is instead of crashing.
+lives in one ``bot/cmd_*.py`` module and is imported lazily, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Callable, Sequence
 
 from bot.settings import Settings, SettingsError, load_settings
 
-__all__ = ["CommandUnavailable", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-
-
-class CommandUnavailable(Exception):
-    """Raised by a command whose capability has not landed yet (exit status 2)."""
 
 
 # command name -> "module:function". The function takes (args, settings) and returns an exit code.
@@ -110,16 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _resolve(command: str) -> Callable[[argparse.Namespace, Settings], int]:
-    target = COMMANDS[command]
-    module_name, func_name = target.split(":")
-    try:
-        module = importlib.import_module(module_name)
-        return getattr(module, func_name)
-    except (ImportError, AttributeError) as error:
-        if isinstance(error, ImportError) and error.name and not error.name.startswith("bot.cmd_"):
-            raise
-        raise CommandUnavailable(f"'{command}' is not available in this build yet ({target} is missing).") from None
+def _command(command: str) -> Callable[[argparse.Namespace, Settings], int]:
+    module_name, func_name = COMMANDS[command].split(":")
+    return getattr(importlib.import_module(module_name), func_name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,13 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     configure_logging(settings, quiet=bool(getattr(args, "json", False)), command=args.command)
     try:
-        func = _resolve(args.command)
-        return int(func(args, settings) or 0)
-    except CommandUnavailable as error:
-        if args.json:
-            print(json.dumps({"error": "unavailable", "message": str(error)}))
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return int(_command(args.command)(args, settings) or 0)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
 
 from bot import wiring
 from bot.settings import Settings
@@ -14,27 +13,9 @@ from bot.settings import Settings
 __all__ = ["cmd_reindex", "cmd_status"]
 
 
-async def _reindex(args: argparse.Namespace, settings: Settings, progress: Any = None) -> Any:
-    from bot.ops import ReindexCoordinator
-
-    redis = None
-    if settings.redis_url:
-        from storage.redis_guard import connect_redis
-
-        redis = connect_redis(settings.redis_url, timeout=5.0)
-    try:
-        job = wiring.build_reindex_job(settings, redis=redis, seeds=list(args.seed or []) or None,
-                                       max_pages=args.max_pages, progress=progress)
-        coordinator = ReindexCoordinator(job, notify=wiring.build_admin_notifier(settings))
-        return await coordinator.trigger("cli")
-    finally:
-        if redis is not None:
-            await redis.aclose()
-
-
 def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
     """Crawl, index, validate and swap once; print the run record. Exit 0 only on SUCCESS."""
-    from bot.ops import format_run_summary
+    from bot.ops.summary import format_run_summary
     from bot.settings import SettingsError
 
     try:
@@ -46,7 +27,9 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
 
     progress = console_progress(args.json)
     try:
-        run = asyncio.run(_reindex(args, settings, progress))
+        run = asyncio.run(wiring.run_reindex_once(
+            settings, "cli", seeds=list(args.seed or []) or None, max_pages=args.max_pages, progress=progress,
+            notify=wiring.build_admin_notifier(settings)))
     finally:
         if progress is not None:
             progress.close()

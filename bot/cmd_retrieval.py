@@ -9,7 +9,6 @@ import logging
 import sys
 from pathlib import Path
 
-from bot.cli import CommandUnavailable
 from bot.settings import Settings
 
 __all__ = ["cmd_eval_retrieval", "cmd_index", "cmd_search", "load_jsonl_corpus"]
@@ -104,16 +103,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         except (OSError, ValueError) as error:
             return _fail(args, str(error), EXIT_USAGE)
     else:
-        opener = getattr(wiring, "open_docstore", None)
-        if opener is None:
-            raise CommandUnavailable("the document store is not available in this build; use --from-jsonl FILE")
-        store = opener(settings)
-        try:
+        with wiring.open_docstore(settings) as store:
             documents, chunks = list(store.documents()), list(store.chunks())
-        finally:
-            close = getattr(store, "close", None)
-            if close:
-                close()
         if not chunks:
             return _fail(args, "the document store is empty: run `python -m bot crawl` first (or use --from-jsonl)")
     manager = wiring.build_index_manager(settings)

@@ -1,6 +1,6 @@
 """Prometheus metrics on a registry of their own (served at ``/metrics`` by the HTTP server).
 
-One ``Metrics`` object is built per process (``bot.wiring.build_metrics``) and handed to whoever records:
+One ``Metrics`` object is built per process (``bot.app.ServeApp``) and handed to whoever records:
 the channel adapters (``message``/``answer``), the LLM pool (``llm_queue_depth``), the reindex job
 (``reindex_finished``, ``index_loaded``). Nothing here is a module-level global, so tests get fresh counters.
 """

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from handlers.awaitables import resolve
+
 __all__ = ["Readiness"]
 
 logger = logging.getLogger(__name__)
-
-
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class Readiness:
@@ -103,7 +100,7 @@ class Readiness:
         last: dict[str, Any] | None = None
         if self.last_run is not None:
             try:
-                run = await _resolve(self.last_run())
+                run = await resolve(self.last_run())
             except Exception as error:
                 run = {"status": "unknown", "error": f"run history unavailable: {error}"[:300]}
             if run:

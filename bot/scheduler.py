@@ -3,7 +3,7 @@
 The job runs at most one instance at a time, missed firings coalesce into one, and a firing that is late by less
 than the misfire grace still runs. Each firing is identified by its *scheduled* time (the latest cron time not after
 now), so every replica that fires for the same tick names it the same way and only one of them runs it (see
-``bot.ops.ReindexCoordinator.scheduled``).
+``bot.ops.coordinator.ReindexCoordinator.scheduled``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; 
 from __future__ import annotations
 
 import hmac
-import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -22,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.admin_auth import COOKIE_NAME, AdminAuth, Session
+from handlers.awaitables import resolve
 from handlers.web import WebApi, WebApiError
 from handlers.whatsapp import WhatsAppWebhook
 
@@ -58,10 +58,6 @@ class ServerParts:
     readiness: Any = None  # bot.readiness.Readiness: /readyz
     metrics: Any = None
     before_metrics: Callable[[], Any] | None = None  # refreshes gauges (LLM queue depth) before a scrape
-
-
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _json_error(status: int, message: str) -> web.Response:
@@ -261,7 +257,7 @@ class _Routes:
         data: dict[str, Any] = {"index": {}, "runs": []}
         if self.parts.admin_status is not None:
             try:
-                status = await _resolve(self.parts.admin_status())
+                status = await resolve(self.parts.admin_status())
                 if isinstance(status, dict):
                     data.update(status)
             except Exception as error:
@@ -278,7 +274,7 @@ class _Routes:
         if self.parts.reindex is None:
             return _json_error(503, "reindex is not available in this process")
         try:
-            result = await _resolve(self.parts.reindex())
+            result = await resolve(self.parts.reindex())
         except Exception as error:
             logger.exception("reindex from the admin page failed")
             return _json_error(409, f"reindex could not start: {error}")
@@ -416,7 +412,7 @@ class _Routes:
         checks: dict[str, bool] = {"process": True}
         for name, check in self.parts.health_checks.items():
             try:
-                checks[name] = bool(await _resolve(check()))
+                checks[name] = bool(await resolve(check()))
             except Exception:
                 checks[name] = False
         ok = all(checks.values())

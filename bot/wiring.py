@@ -440,7 +440,7 @@ class ServeOperations:
         self.timezone = timezone  # TIMEZONE: the admin page's index facts are shown in it
         self.schedule = schedule
         self.runs = runs  # storage.runs.RunStore, for the log lines the admin page shows
-        self.watcher = watcher  # bot.ops.IndexWatcher: reloads the serving index after a reindex anywhere
+        self.watcher = watcher  # bot.ops.index_watcher.IndexWatcher: reloads the serving index after a reindex anywhere
         self.client = client  # the operations' own redis.asyncio client (bytes mode), closed last
         self.log_lines = log_lines
 
@@ -526,13 +526,6 @@ __all__ += [
 # --- operations (reindex job, locks, runs, scheduler, metrics) ------------------------------------------------
 
 
-def build_metrics(settings: Settings):  # -> bot.metrics.Metrics
-    """One Metrics object (its own Prometheus registry) per process."""
-    from bot.metrics import Metrics
-
-    return Metrics()
-
-
 def build_run_store(settings: Settings):  # -> storage.runs.RunStore
     """Job-run records in DATA_DIR/runs.sqlite3."""
     from storage.runs import RunStore
@@ -542,26 +535,28 @@ def build_run_store(settings: Settings):  # -> storage.runs.RunStore
 
 def build_reindex_lock(settings: Settings, redis=None):  # -> storage.locks.Lock
     """The Redis lock when a redis.asyncio client is given (replicas), else an flock under DATA_DIR."""
+    from storage import keys
     from storage.locks import make_lock
 
     if redis is not None:
-        return make_lock("redis", client=redis, key="prodibot:reindex:lock", ttl_seconds=settings.reindex_lock_ttl_seconds)
+        return make_lock("redis", client=redis, key=keys.REINDEX_LOCK, ttl_seconds=settings.reindex_lock_ttl_seconds)
     return make_lock("file", path=settings.data_dir / "locks" / "reindex.lock")
 
 
 def build_tick_claims(settings: Settings, redis=None):  # -> storage.locks.Claims
+    from storage import keys
     from storage.locks import make_claims
 
     if redis is not None:
-        return make_claims("redis", client=redis, prefix="prodibot:reindex:tick:")
+        return make_claims("redis", client=redis, prefix=keys.REINDEX_TICK_PREFIX)
     return make_claims("file", directory=settings.data_dir / "locks" / "ticks")
 
 
-def build_admin_notifier(settings: Settings):  # -> bot.ops.TelegramNotifier | None
+def build_admin_notifier(settings: Settings):  # -> bot.ops.telegram_notifier.TelegramNotifier | None
     """Admin notifications on Telegram (TELEGRAM_TOKEN + ADMIN_IDS), or None."""
     if not settings.telegram_token or not settings.admin_ids:
         return None
-    from bot.ops import TelegramNotifier
+    from bot.ops.telegram_notifier import TelegramNotifier
 
     return TelegramNotifier(
         settings.telegram_token.get_secret_value(), settings.admin_ids, api_base_url=settings.telegram_api_base_url
@@ -600,6 +595,7 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
     ``progress(stage, done, total)`` drives a console progress bar (the CLI)."""
     import json
 
+    from storage import keys
     from storage.docstore import DocumentStore
     from sync_jobs.crawl import crawl_site
     from sync_jobs.reindex import ReindexConfig, ReindexJob, ValveTripped
@@ -637,10 +633,9 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
                                   local_today(settings))
 
     publish = None
-    channel = "prodibot:index"
     if redis is not None:
         async def publish(payload):
-            return await redis.publish(channel, json.dumps(payload))
+            return await redis.publish(keys.INDEX_CHANNEL, json.dumps(payload))
 
     config = ReindexConfig(
         serving_store=serving_path,
@@ -648,7 +643,6 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         min_pages_ratio=settings.reindex_min_pages_ratio,
         max_error_ratio=settings.reindex_max_error_ratio,
         min_chunks_ratio=settings.reindex_min_chunks_ratio,
-        announce_channel=channel,
     )
     return ReindexJob(
         config=config,
@@ -671,10 +665,14 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
     Called inside a running event loop, it also starts the start-up recovery (aborted runs, leftovers) in the
     background; ``coordinator.close()`` waits for it.
     """
-    from bot.ops import ReindexCoordinator, SubprocessReindex
+    import functools
+
+    from bot.ops.coordinator import ReindexCoordinator
+    from bot.ops.subprocess_runner import SubprocessReindex
 
     job = build_reindex_job(settings, redis=redis, index_manager=index_manager)
-    runner = SubprocessReindex(settings, job) if settings.reindex_in_subprocess else job
+    runner = SubprocessReindex(functools.partial(reindex_in_child, settings), job) if settings.reindex_in_subprocess \
+        else job
     coordinator = ReindexCoordinator(
         runner,
         claims=build_tick_claims(settings, redis),
@@ -687,9 +685,9 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
     return coordinator
 
 
-def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None):  # -> bot.ops.IndexWatcher
-    """Reloads ``index_manager`` on a ``prodibot:index`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
-    from bot.ops import IndexWatcher
+def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None):  # -> IndexWatcher
+    """Reloads ``index_manager`` on an ``INDEX_CHANNEL`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
+    from bot.ops.index_watcher import IndexWatcher
     from sync_jobs.reindex import index_info
 
     def reload() -> bool:  # blocking: runs in the executor
@@ -700,14 +698,12 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
                                  size_bytes=int(info.get("size_bytes", 0)), reloaded=True)
         return changed
 
-    return IndexWatcher(reload, redis=redis, channel="prodibot:index",
-                        interval_seconds=settings.index_reload_interval_seconds)
+    return IndexWatcher(reload, redis=redis, interval_seconds=settings.index_reload_interval_seconds)
 
 
 __all__ += [
     "build_admin_notifier",
     "build_index_watcher",
-    "build_metrics",
     "build_reindex_coordinator",
     "build_reindex_job",
     "build_reindex_lock",
@@ -719,14 +715,48 @@ __all__ += [
 # --- first-run bootstrap (the embedded default) ---------------------------------------------------------------
 
 
+async def run_reindex_once(settings: Settings, trigger: str, *, requested_by: str | None = None, seeds=None,
+                           max_pages=None, progress=None, notify=None, use_redis: bool = True):  # -> JobRun
+    """Run the one reindex job once and return its record: what the CLI (``reindex``), the reindex child process of
+    ``serve`` and the first-run bootstrap all call. With REDIS_URL (and ``use_redis``) it takes the replicas' Redis
+    lock and announces the new version on pub/sub; ``notify`` (an admin notifier) gets the run's summary."""
+    redis = None
+    if use_redis and settings.redis_url:
+        from storage.redis_guard import connect_redis
+
+        redis = connect_redis(settings.redis_url, timeout=5.0)
+    try:
+        job = build_reindex_job(settings, redis=redis, seeds=seeds, max_pages=max_pages, progress=progress)
+        if notify is None:
+            return await job.run(trigger, requested_by=requested_by)
+        from bot.ops.coordinator import ReindexCoordinator
+
+        return await ReindexCoordinator(job, notify=notify).trigger(trigger, requested_by)
+    finally:
+        if redis is not None:
+            await redis.aclose()
+
+
+def reindex_in_child(settings: Settings, trigger: str, requested_by: str | None, log_stdout: bool = False) -> dict:
+    """Entry point of ``serve``'s reindex child process (bot.ops.subprocess_runner): run the job once.
+
+    A spawned child starts with no logging configured: it logs like ``serve`` (the JSON log file, and stdout when
+    the parent logs there), so the job's stage lines reach the same log stack as the parent's."""
+    import asyncio
+
+    from bot.logging_setup import configure_logging
+
+    configure_logging(settings, quiet=not log_stdout, command="serve")
+    return asyncio.run(run_reindex_once(settings, trigger, requested_by=requested_by)).as_json()
+
+
 def ensure_index(settings: Settings, progress=None) -> None:
     """Build the first index when there is none: the one reindex job (trigger ``cli``) over SITE_SEEDS, or over the
     bundled demo site that this process serves on loopback (``chat``/``ask``, the embedded default). Blocking;
     raises RuntimeError with the run's error when it fails. ``progress(stage, done, total)``: a console bar."""
     import asyncio
 
-    job = build_reindex_job(settings, progress=progress)
-    run = asyncio.run(job.run("cli"))
+    run = asyncio.run(run_reindex_once(settings, "cli", progress=progress, use_redis=False))
     if run.status != "SUCCESS":
         raise RuntimeError(
             f"building the first index failed ({run.status}: {run.error or 'no detail'}); "
@@ -734,7 +764,7 @@ def ensure_index(settings: Settings, progress=None) -> None:
         )
 
 
-__all__ += ["ensure_index"]
+__all__ += ["ensure_index", "reindex_in_child", "run_reindex_once"]
 
 
 # --- what maintainers read: run pages, live progress, trends ----------------------------------------------------

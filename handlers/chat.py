@@ -8,7 +8,6 @@ the feedback store, per-user state, and two callables for ``/status`` and ``/rei
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from generation.types import Answer, Source
 from handlers import texts
+from handlers.awaitables import resolve
 from handlers.formatting import format_sources_plain
 from storage.conversations import ConversationStore
 from storage.dedup import UserState
@@ -93,10 +93,6 @@ class Reply:
             data.update(self.answer.as_json())
             data["reply"] = self.text
         return data
-
-
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _normalise_id(value: str) -> str:
@@ -261,7 +257,7 @@ class ChatService:
     async def status(self, user: UserRef) -> Reply:
         """Index version, last crawl time, queue depth."""
         try:
-            data = await _resolve(self.status_provider()) if self.status_provider else {}
+            data = await resolve(self.status_provider()) if self.status_provider else {}
         except Exception:
             logger.exception("status provider failed")
             return Reply(texts.STATUS_UNAVAILABLE, kind="error")
@@ -297,7 +293,7 @@ class ChatService:
         if self.reindex_trigger is None:
             return Reply(texts.REINDEX_FAILED.format(detail="fitur pembaruan indeks belum dikonfigurasi."))
         try:
-            result = await _resolve(self.reindex_trigger(user.key))
+            result = await resolve(self.reindex_trigger(user.key))
         except Exception as error:
             logger.exception("reindex trigger failed")
             return Reply(texts.REINDEX_FAILED.format(detail=str(error) or type(error).__name__), kind="error")
@@ -315,7 +311,7 @@ class ChatService:
         if self.admin_answer is None:
             return Reply(texts.JAWAB_FAILED.format(detail="fitur jawaban admin belum dikonfigurasi."), kind="notice")
         try:
-            answer_id = await _resolve(self.admin_answer(question.strip(), answer.strip(), user.key))
+            answer_id = await resolve(self.admin_answer(question.strip(), answer.strip(), user.key))
         except ValueError as error:
             return Reply(texts.JAWAB_FAILED.format(detail=str(error)), kind="notice")
         except Exception as error:

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import redis.asyncio as aioredis
 
+from storage import keys
 from storage.models import Message
 from storage.redis_guard import RedisGuard, connect_redis
 
@@ -87,7 +88,7 @@ class RedisConversationStore:
         url: str | None = None,
         window: int = 20,
         ttl_days: float = 30,
-        namespace: str = "prodibot",
+        namespace: str = keys.NAMESPACE,
         *,
         client: aioredis.Redis | None = None,
         guard: RedisGuard | None = None,
@@ -102,7 +103,7 @@ class RedisConversationStore:
         self.guard = guard or RedisGuard("conversation memory")
 
     def key(self, user_key: str) -> str:
-        return f"{self.namespace}:conv:{user_key}"
+        return keys.conversation(user_key, self.namespace)
 
     async def append(self, user_key: str, message: Message) -> None:
         if self.window <= 0:

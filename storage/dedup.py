@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import redis.asyncio as aioredis
 
+from storage import keys
 from storage.redis_guard import RedisGuard
 
 __all__ = ["MessageDeduper", "UserState"]
@@ -58,7 +59,7 @@ class MessageDeduper:
         self,
         client: aioredis.Redis | None = None,
         *,
-        namespace: str = "prodibot",
+        namespace: str = keys.NAMESPACE,
         ttl_seconds: int = 86_400,
         guard: RedisGuard | None = None,
     ) -> None:
@@ -75,7 +76,7 @@ class MessageDeduper:
         return True
 
     async def first_time(self, message_id: str) -> bool:
-        key = f"{self.namespace}:dedup:{message_id}"
+        key = keys.dedup(message_id, self.namespace)
         if self._client is None:
             return self._memory_first(key)
         client = self._client
@@ -92,7 +93,7 @@ class UserState:
         self,
         client: aioredis.Redis | None = None,
         *,
-        namespace: str = "prodibot",
+        namespace: str = keys.NAMESPACE,
         ttl_days: float = 30,
         guard: RedisGuard | None = None,
         clock: Callable[[], float] = time.time,
@@ -105,7 +106,7 @@ class UserState:
         self._memory = _TTLDict(clock=clock)
 
     def _key(self, user_key: str, what: str) -> str:
-        return f"{self.namespace}:user:{user_key}:{what}"
+        return keys.user_state(user_key, what, self.namespace)
 
     # --- rate limit: a fixed one-minute window ----------------------------------------------------------------
     async def hit_rate(self, user_key: str, limit: int, window_seconds: int = 60) -> tuple[bool, int]:
@@ -183,7 +184,7 @@ class UserState:
 
     async def delete_user(self, user_key: str) -> None:
         """Forget everything about one user (``/hapus``)."""
-        prefix = f"{self.namespace}:user:{user_key}:"
+        prefix = keys.user_state_prefix(user_key, self.namespace)
         self._memory.pop_prefix(prefix)
         if self._client is None:
             return

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
+from storage import keys
 from storage.redis_guard import RedisGuard
 
 __all__ = ["FEEDBACK_VALUES", "FeedbackEntry", "FeedbackStore"]
@@ -39,7 +40,7 @@ class FeedbackStore:
     """Votes in Redis when ``client`` is given, otherwise in process memory."""
 
     def __init__(
-        self, client: aioredis.Redis | None = None, *, namespace: str = "prodibot", guard: RedisGuard | None = None
+        self, client: aioredis.Redis | None = None, *, namespace: str = keys.NAMESPACE, guard: RedisGuard | None = None
     ) -> None:
         self._client = client
         self.namespace = namespace
@@ -47,11 +48,11 @@ class FeedbackStore:
         self._memory: dict[str, dict[str, tuple[str, float]]] = {}
 
     def _user_key(self, user_key: str) -> str:
-        return f"{self.namespace}:fb:user:{user_key}"
+        return keys.feedback_user(user_key, self.namespace)
 
     @property
     def _counts_key(self) -> str:
-        return f"{self.namespace}:fb:counts"
+        return keys.feedback_counts(self.namespace)
 
     async def add(self, user_key: str, trace_id: str, value: str, ts: float | None = None) -> bool:
         """Store one vote; returns False when it could not be stored (no trace id, or Redis down)."""

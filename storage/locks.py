@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from storage import keys
+
 __all__ = [
     "Claims", "FileClaims", "FileLock", "Lock", "RedisClaims", "RedisLock", "holding", "make_claims", "make_lock",
 ]
@@ -264,7 +266,7 @@ class FileClaims:
         return await asyncio.get_running_loop().run_in_executor(None, self._claim, key, ttl_seconds)
 
 
-def make_lock(kind: str, *, client: Any = None, key: str = "prodibot:reindex:lock", path: Path | None = None,
+def make_lock(kind: str, *, client: Any = None, key: str = keys.REINDEX_LOCK, path: Path | None = None,
               ttl_seconds: float = 300.0) -> Lock:
     """Pick a lock: ``redis`` (needs ``client``) or ``file`` (needs ``path``)."""
     if kind == "redis":
@@ -278,7 +280,7 @@ def make_lock(kind: str, *, client: Any = None, key: str = "prodibot:reindex:loc
     raise ValueError(f"unknown lock kind {kind!r}; choose one of: redis, file")
 
 
-def make_claims(kind: str, *, client: Any = None, prefix: str = "prodibot:reindex:tick:",
+def make_claims(kind: str, *, client: Any = None, prefix: str = keys.REINDEX_TICK_PREFIX,
                 directory: Path | None = None) -> Claims:
     """Pick tick claims: ``redis`` (needs ``client``) or ``file`` (needs ``directory``)."""
     if kind == "redis":

@@ -64,7 +64,6 @@ class ReindexConfig:
     min_pages_ratio: float = 0.5
     max_error_ratio: float = 0.2
     min_chunks_ratio: float = 0.5
-    announce_channel: str = "prodibot:index"
     # the document store's tables; only these are replaced in the serving database at the swap
     store_tables: tuple[str, ...] = ("pages", "documents", "chunks", "crawls", "changes")
 

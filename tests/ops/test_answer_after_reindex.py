@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot import wiring
-from bot.ops import ReindexCoordinator
+from bot.ops.coordinator import ReindexCoordinator
 from bot.scheduler import ReindexSchedule
 from tests.ops.conftest import ops_settings
 

@@ -11,7 +11,7 @@ import pytest
 
 from bot import wiring
 from bot.insights import DigestSender, Insights
-from bot.ops import TelegramNotifier
+from bot.ops.telegram_notifier import TelegramNotifier
 from bot.scheduler import ReindexSchedule
 from bot.settings import load_settings
 from storage.insights import InsightsStore

@@ -8,7 +8,9 @@ import sqlite3
 
 import redis.asyncio as aioredis
 
-from bot.ops import IndexWatcher, TelegramNotifier, format_run_summary
+from bot.ops.index_watcher import IndexWatcher
+from bot.ops.summary import format_run_summary
+from bot.ops.telegram_notifier import TelegramNotifier
 from storage.runs import JobRun
 from sync_jobs.reindex import promote_tables
 from tests.auxil.fake_apis import FakeApis

@@ -16,15 +16,16 @@ SERVE_LIKE = textwrap.dedent("""
     import asyncio
     from bot import wiring
     from bot.logging_setup import configure_logging
-    from bot.ops import SubprocessReindex
+    from bot.ops.subprocess_runner import SubprocessReindex
     from bot.settings import load_settings
 
     settings = load_settings()
     configure_logging(settings, command="serve")  # what `python -m bot serve` does
     job = wiring.build_reindex_job(settings)
-    run = asyncio.run(SubprocessReindex(settings, job).run("admin", requested_by="telegram:7"))
+    entry = functools.partial(wiring.reindex_in_child, settings)
+    run = asyncio.run(SubprocessReindex(entry, job).run("admin", requested_by="telegram:7"))
     print(json.dumps({"result": run.status, "run_id": run.run_id}))
-""").replace("import asyncio", "import asyncio, json")
+""").replace("import asyncio", "import asyncio, functools, json")
 
 
 def test_serve_logs_json_lines_with_run_id_and_stage_from_the_reindex_child(sample_site, warm_data_dir) -> None:
