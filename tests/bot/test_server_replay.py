@@ -22,6 +22,7 @@ from bot.settings import Settings
 from tests.auxil.answerer import CorpusAnswerer
 from tests.auxil.fake_apis import FakeApis
 from tests.auxil.platform_payloads import WHATSAPP_PAYLOADS, telegram_updates
+from tests.handlers.whatsapp_payloads import MORE_WHATSAPP_PAYLOADS
 
 SECRET = "replay-secret"
 APP_SECRET = "replay-app-secret"
@@ -79,7 +80,8 @@ def _ok(status: int) -> bool:
 async def test_replayed_platform_payloads_all_get_2xx_or_4xx(server, caplog):
     with caplog.at_level(logging.ERROR):
         tg_status = [await send_tg(server, json.dumps(u).encode()) for u in telegram_updates()]
-        wa_status = [await send_wa(server, json.dumps(p).encode()) for p in WHATSAPP_PAYLOADS]
+        wa_payloads = WHATSAPP_PAYLOADS + MORE_WHATSAPP_PAYLOADS
+        wa_status = [await send_wa(server, json.dumps(p).encode()) for p in wa_payloads]
         apis = server.apis
         await apis.wait_for(lambda: len(apis.telegram("answerCallbackQuery")) >= 3
                             and len(apis.telegram("sendMessage")) >= 8 and len(apis.graph("text")) >= 10)
@@ -95,6 +97,8 @@ async def test_replayed_platform_payloads_all_get_2xx_or_4xx(server, caplog):
     assert len(server.apis.telegram("answerCallbackQuery")) == 3  # every callback query answered
     wa_texts = [c.params["text"]["body"] for c in server.apis.graph("text")]
     assert len(wa_texts) >= 10
+    recipients = {c.params.get("to") or c.params.get("recipient") for c in server.apis.graph("text")}
+    assert {"62899", "62877", "62871", "62872", "ID.1234567890123"} <= recipients  # batched and BSUID senders too
     assert not [r for r in caplog.records if r.name.startswith(("bot.server", "aiohttp"))]
     async with server.session.get("/healthz") as r:
         assert r.status == 200
@@ -131,7 +135,7 @@ async def test_mutated_and_random_json_never_breaks_the_webhooks(server):
         if isinstance(update, dict) and rng.random() < 0.7:
             update["update_id"] = 900_000 + i
         statuses.append(await send_tg(server, json.dumps(update).encode()))
-        payload = _mutate(rng, copy.deepcopy(rng.choice(WHATSAPP_PAYLOADS)))
+        payload = _mutate(rng, copy.deepcopy(rng.choice(WHATSAPP_PAYLOADS + MORE_WHATSAPP_PAYLOADS)))
         payload = _mutate(rng, payload) if rng.random() < 0.5 else payload
         statuses.append(await send_wa(server, json.dumps(payload).encode()))
     for raw in (b"", b"\xff\xfe", b"[" * 5000 + b"]" * 5000, b'{"update_id": 1e999}', b"null"):
