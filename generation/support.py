@@ -15,6 +15,7 @@ import numpy as np
 
 from generation.prompts import neutralize
 from generation.text import ANSWER_TYPE_WORDS, content_words, normalize, sentences
+from retrieval.analyzer import clipped_compounds
 
 __all__ = [
     "SOFT_ANCHOR_WEIGHT",
@@ -90,26 +91,6 @@ def text_stems(text: str) -> set[str]:
 
 
 _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
-_ALPHA_WORD = re.compile(r"[^\W\d_]+")
-
-
-@functools.lru_cache(maxsize=4096)
-def clipped_compounds(text: str) -> frozenset[str]:
-    """The clipped compounds two neighbouring words of ``text`` can form, the common Indonesian way of shortening
-    a phrase: the first 2–4 letters of each joined, at least 5 letters in all ("warung kopi" → "warkop", "salah
-    fokus" → "salfok", "murah meriah" → "murmer"; the bundled colloquial lexicon has 8 such entries among its 91
-    two-word formal forms, tests/generation/test_colloquial_anchors.py). Words of at least 4 letters only, so that
-    short function words never take part."""
-    toks = [w.lower() for w in _ALPHA_WORD.findall(text)]
-    out: set[str] = set()
-    for a, b in zip(toks, toks[1:], strict=False):
-        if len(a) < 4 or len(b) < 4:
-            continue
-        for i in (2, 3, 4):
-            for j in (2, 3, 4):
-                if i + j >= 5:
-                    out.add(a[:i] + b[:j])
-    return frozenset(out)
 
 
 @dataclass(frozen=True, slots=True)

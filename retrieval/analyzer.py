@@ -7,11 +7,12 @@ like ``3.5`` and e-mail addresses stay whole.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["STOPWORDS", "Analyzer"]
+__all__ = ["STOPWORDS", "Analyzer", "clipped_compounds", "stem"]
 
 _EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
 _TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*")
@@ -91,3 +92,35 @@ class Analyzer:
             if len(self._stem_cache) < 200_000:
                 self._stem_cache[word] = cached
         return cached
+
+
+_ALPHA_WORD = re.compile(r"[^\W\d_]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def clipped_compounds(text: str) -> frozenset[str]:
+    """The clipped compounds two neighbouring words of ``text`` can form, the common Indonesian way of shortening
+    a phrase: the first 2–4 letters of each joined, at least 5 letters in all ("warung kopi" → "warkop", "salah
+    fokus" → "salfok", "murah meriah" → "murmer"; the bundled colloquial lexicon has 8 such entries among its 91
+    two-word formal forms, tests/generation/test_colloquial_anchors.py). Words of at least 4 letters only, so that
+    short function words never take part."""
+    toks = [w.lower() for w in _ALPHA_WORD.findall(text)]
+    out: set[str] = set()
+    for a, b in zip(toks, toks[1:], strict=False):
+        if len(a) < 4 or len(b) < 4:
+            continue
+        for i in (2, 3, 4):
+            for j in (2, 3, 4):
+                if i + j >= 5:
+                    out.add(a[:i] + b[:j])
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _stemming() -> Analyzer:
+    return Analyzer(stemming=True)
+
+
+def stem(word: str) -> str:
+    """PySastrawi's stem of one lower-case word ("ruangannya" → "ruang"); numbers and codes unchanged."""
+    return _stemming().stem(word)

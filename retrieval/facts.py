@@ -18,7 +18,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval.analyzer import STOPWORDS
+from retrieval.analyzer import STOPWORDS, clipped_compounds, stem
 from storage.models import Document
 
 __all__ = ["FactsResult", "FactsTable", "build_facts", "parse_course_line"]
@@ -56,6 +56,20 @@ def _words(text: str) -> list[str]:
 
 def _content(words: Iterable[str]) -> list[str]:
     return [w for w in words if w not in STOPWORDS]
+
+
+def _names_field(field_name: str, words: set[str]) -> bool:
+    """Whether the question's ``words`` name a field: each of its content words, as written or inflected
+    ("ruangannya" → Ruang, "pendidikannya" → Pendidikan), or a clipped compound of two of its words, the way
+    students shorten them ("jabfung" → Jabatan Fungsional, "bidkel" → Bidang Keahlian)."""
+    ft = _content(_words(field_name))
+    if not ft:
+        return False
+    bare = words | {w[:-3] for w in words if w.endswith("nya") and len(w) > 6}  # "jabfungnya"
+    if clipped_compounds(field_name) & bare:
+        return True
+    stems = {stem(w) for w in words if w.isalpha() and len(w) > 3}
+    return all(t in words or (t.isalpha() and stem(t) in stems) for t in ft)
 
 
 def _number(token: str) -> int:
@@ -230,10 +244,7 @@ class FactsTable:
                 best.append(lec)
         people = best if best_overlap else []
         # an attribute: a field name mentioned in the question ("email", "NIP", "jabatan", ...)
-        wanted = [
-            f for f in self.field_names
-            if (ft := _content(_words(f))) and all(t in wset for t in ft) and not set(ft) & set(_FIELD_KEYWORDS)
-        ]
+        wanted = [f for f in self.field_names if _names_field(f, wset) and not set(_words(f)) & set(_FIELD_KEYWORDS)]
         # an area: "bidang X", "keahlian X", ...
         area_terms: list[str] = []
         for i, w in enumerate(words):
@@ -243,7 +254,7 @@ class FactsTable:
                 break
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
-            wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys)]
+            wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys) or _names_field(f, wset)]
         if people:
             constraints["name"] = [p.name for p in people]
         if wanted:

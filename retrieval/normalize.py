@@ -20,6 +20,9 @@ built from four sources:
    "x" → "kali" is as often a multiplication sign). Chains are resolved first
    ("dh" → "dah" → "deh"), and the lexicon's own informal targets are mapped once more by
    :data:`_INFORMAL_TARGETS` ("gak" → "enggak" → "tidak"). :meth:`QueryNormalizer.stats` counts the entries kept.
+   The anchor form (``expand=False``, the words the evidence is checked against) drops condition (b): a slang
+   word the site does not use is missing from the evidence either way, and spelled formally ("tgl" → "tanggal")
+   the support check can weigh it as the answer-type or function word it is.
 4. **Vocabulary-driven repairs** of a word the index does not know (each only when the result is known):
    elongations collapsed ("bangettt" → "banget"), a clitic removed ("syaratnya" → "syarat"), and for words of at
    least five letters one omitted letter, one extra letter or two swapped neighbours ("jdwal" → "jadwal"), only
@@ -273,6 +276,8 @@ class QueryNormalizer:
             for w in _ALPHA.findall(long.lower())
         )
         self.lexicon: dict[str, str] = {}
+        # entries whose formal form the site does not use either: applied to the anchor form only (``expand=False``)
+        self._anchor_lexicon: dict[str, str] = {}
         self._lexicon_seen = 0
         for slang in dict.fromkeys([*lexicon, *_INFORMAL_TARGETS]):
             if not slang.isalpha() or len(slang) < 2:
@@ -286,6 +291,8 @@ class QueryNormalizer:
                 continue
             if all(w in FUNCTION_WORDS or w in FILLERS or self.known(w) for w in words):
                 self.lexicon[slang] = "" if all(w in FILLERS for w in words) else formal
+            elif all(w.isalpha() for w in words):
+                self._anchor_lexicon[slang] = formal
         # a site abbreviation that is also a function word, a filler or a colloquial spelling of one ("SI" vs
         # "si" → "sih"): only its all-caps spelling is the abbreviation
         self._ambiguous_short = frozenset(
@@ -345,7 +352,7 @@ class QueryNormalizer:
         for i, tok in enumerate(toks):
             if tok.protected or tok.out == "":
                 continue
-            self._word(text, toks, i, add)
+            self._word(text, toks, i, add, anchors=not expand)
         return self._render(text, toks, added)
 
     def _tokens(self, text: str) -> list[_Tok]:
@@ -436,7 +443,8 @@ class QueryNormalizer:
             add(i, long)  # "krs" → "krs kartu rencana studi"
         return True
 
-    def _word(self, text: str, toks: list[_Tok], i: int, add: Callable[[int, str], None]) -> None:
+    def _word(self, text: str, toks: list[_Tok], i: int, add: Callable[[int, str], None], *,
+              anchors: bool = False) -> None:
         tok = toks[i]
         if self._abbreviation(i, tok, add) or not tok.plain:
             return  # abbreviations; codes, numbers, dotted forms stay as they are
@@ -450,6 +458,8 @@ class QueryNormalizer:
         if self._ok(word):
             return
         fixed = self._repair(word)
+        if fixed is None and anchors:
+            fixed = self._anchor_lexicon.get(collapse_elongation(word)[0]) or self._anchor_lexicon.get(word)
         if fixed is None or fixed == word:
             return
         tok.out = fixed

@@ -52,3 +52,39 @@ def test_non_facts_questions_return_nothing(facts):
     assert not facts.lookup("apa email")  # an attribute without a person is ambiguous
     empty = facts.lookup("mata kuliah semester 8")
     assert empty.constraints == {"semester": 8} and not empty.rows and "Tidak ada mata kuliah" in empty.text
+
+
+# How students name an attribute: an inflected form of the field's word ("ruangannya", "emailnya") or a clipped
+# compound of a two-word field name ("jabfung" = Jabatan Fungsional, "matkul" = Mata Kuliah). The class, not
+# one question: every field name of the corpus is tried in both shapes.
+@pytest.mark.parametrize(("question", "field"), [
+    ("jabfung pak suhartono apa", "Jabatan Fungsional"),
+    ("bu fitri jabfungnya apa ya", "Jabatan Fungsional"),
+    ("pak agus santoso emailnya apa", "Email"),
+])
+def test_lecturer_attribute_as_students_name_it(facts, question, field):
+    result = facts.lookup(question)
+    assert result.constraints.get("field") == [field], result.constraints
+    assert {r["field"] for r in result.rows} == {field}
+
+
+def test_inflected_field_names(tmp_path):
+    from storage.models import Document
+
+    text = ("Nama: Dr. Rahmat Hidayat, M.T.\nRuang: Gedung B.3.10\nPendidikan: S3 Ilmu Komputer, Universitas Indonesia\n"
+            "Mata Kuliah: IF-201 Basis Data")
+    doc = Document(doc_id="rahmat", url="http://prodi.test/dosen/rahmat/", title="Dr. Rahmat Hidayat, M.T.", text=text,
+                   content_hash="x", kind="lecturer", urls=("http://prodi.test/dosen/rahmat/",))
+    build_facts([doc], tmp_path / "f.sqlite3")
+    table = FactsTable.load(tmp_path / "f.sqlite3")
+    assert [r["value"] for r in table.lookup("ruangan pak rahmat dimana").rows] == ["Gedung B.3.10"]
+    assert [r["value"] for r in table.lookup("pendidikannya pak rahmat hidayat apa").rows] == [
+        "S3 Ilmu Komputer, Universitas Indonesia"]
+    assert [r["value"] for r in table.lookup("pak rahmat ngajar matkul apa").rows] == ["IF-201 Basis Data"]
+    # a clipped compound needs both words of the field: "jabatan" alone is not "jabfung"
+    assert table.lookup("jabfung pak rahmat").constraints.get("field") is None
+
+
+def test_a_short_word_is_not_a_clipped_field_name(facts):
+    # "bida" (4 letters) is shorter than any compound; a word that merely starts like a field is no field
+    assert facts.lookup("pak agus bida").constraints.get("field") is None

@@ -220,3 +220,16 @@ def test_colloquial_verb_forms_need_the_site_to_use_them():
     n = QueryNormalizer(vocabulary={"dosen": 5}, lexicon={})
     assert "ngajar" in n.normalize("dosen yg ngajar siapa").split()
     assert QueryNormalizer(vocabulary={"mengajar": 1}, lexicon={}).normalize("Ngajar") == "mengajar"
+
+
+def test_anchor_form_spells_out_slang_the_site_does_not_use(normalizer):
+    """For the anchors (``expand=False``) a lexicon word is written formally even when the site never uses its
+    formal form: it is missing from the site either way, and its formal spelling lets the support check weigh it
+    as what it is ("tgl" is "tanggal", an answer-type word). Retrieval keeps the typed word then."""
+    assert not normalizer.known("tanggal") and not normalizer.known("pakai")
+    assert normalizer.normalize("tgl brp", expand=False) == "tanggal berapa"
+    assert normalizer.normalize("tgl brp") == "tgl berapa"
+    assert normalizer.normalize("pake apa", expand=False) == "pakai apa"
+    # idempotent in this form too
+    once = normalizer.normalize("tgl pake brp", expand=False)
+    assert normalizer.normalize(once, expand=False) == once
