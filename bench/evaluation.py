@@ -182,12 +182,12 @@ async def _crawl(settings: Any) -> Any:
 
 
 def build_fresh_index(settings: Any) -> tuple[Any, Any, Any]:
-    """Crawl the site in ``settings.site_seeds`` into ``settings.data_dir``, index it; (manager, crawl, build)."""
+    """Crawl the site in ``settings.crawl.seeds`` into ``settings.data_dir``, index it; (manager, crawl, build)."""
     from bot.wiring import build_index_manager, open_docstore
 
     crawl = asyncio.run(_crawl(settings))
     if not crawl.ok or not crawl.chunks:
-        raise RuntimeError(f"the crawl of {settings.site_seeds} failed: {crawl.errors[:3]}")
+        raise RuntimeError(f"the crawl of {settings.crawl.seeds} failed: {crawl.errors[:3]}")
     store = open_docstore(settings)
     try:
         documents, chunks = list(store.documents()), list(store.chunks())

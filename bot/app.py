@@ -134,7 +134,7 @@ class ServeApp:
                             "the bundled demo site" if wiring.uses_demo_site(s) else "SITE_SEEDS")
                 self.ops.coordinator.start("cli")
         logger.info("serving: web%s%s on http://%s:%s", self._tg_note(), ", whatsapp" if self.whatsapp else "",
-                    s.http_host, self.port)
+                    s.channels.http_host, self.port)
 
     async def _admin_answer(self, question: str, answer: str, author: str) -> int:
         """``/jawab`` from a Telegram admin: store the answer and rebuild the index (in the executor)."""
@@ -151,14 +151,14 @@ class ServeApp:
         missing = [
             name
             for name, value in (
-                ("WHATSAPP_TOKEN", s.whatsapp_token),
-                ("WHATSAPP_PHONE_NUMBER_ID", s.whatsapp_phone_number_id),
-                ("WHATSAPP_APP_SECRET", s.whatsapp_app_secret),
-                ("WHATSAPP_VERIFY_TOKEN", s.whatsapp_verify_token),
+                ("WHATSAPP_TOKEN", s.channels.whatsapp_token),
+                ("WHATSAPP_PHONE_NUMBER_ID", s.channels.whatsapp_phone_number_id),
+                ("WHATSAPP_APP_SECRET", s.channels.whatsapp_app_secret),
+                ("WHATSAPP_VERIFY_TOKEN", s.channels.whatsapp_verify_token),
             )
             if not value
         ]
-        if s.whatsapp_token is None:
+        if s.channels.whatsapp_token is None:
             logger.info("WhatsApp skipped: WHATSAPP_TOKEN is not set")
             return
         if missing:
@@ -169,22 +169,22 @@ class ServeApp:
 
     async def _start_telegram(self) -> None:
         s = self.settings
-        if s.telegram_token is None:
+        if s.channels.telegram_token is None:
             logger.info("Telegram skipped: TELEGRAM_TOKEN is not set")
             return
         assert self.service is not None
         from bot.telegram_app import build_telegram_application
 
-        webhook = bool(s.telegram_webhook_url)
+        webhook = bool(s.channels.telegram_webhook_url)
         handlers = TelegramHandlers(self.service, metrics=self.metrics)
         application = build_telegram_application(
-            s.telegram_token.get_secret_value(), handlers, base_url=s.telegram_api_base_url, webhook=webhook
+            s.channels.telegram_token.get_secret_value(), handlers, base_url=s.channels.telegram_api_base_url, webhook=webhook
         )
         try:
             await application.initialize()
         except Exception as error:  # bad token, Bot API unreachable: keep the other channels running
             logger.error("Telegram disabled: could not reach the Bot API at %s (%s). Check TELEGRAM_TOKEN and "
-                         "TELEGRAM_API_BASE_URL.", s.telegram_api_base_url, error)
+                         "TELEGRAM_API_BASE_URL.", s.channels.telegram_api_base_url, error)
             with contextlib.suppress(Exception):
                 await application.shutdown()
             return
@@ -192,13 +192,13 @@ class ServeApp:
         self.telegram = application
         if webhook:
             self.telegram_mode = "webhook"
-            secret = s.telegram_secret_token.get_secret_value() if s.telegram_secret_token else ""
+            secret = s.channels.telegram_secret_token.get_secret_value() if s.channels.telegram_secret_token else ""
             if not secret:
                 secret = secrets.token_urlsafe(32)
                 logger.warning("TELEGRAM_SECRET_TOKEN is not set; using a random secret for this run")
             self.telegram_secret = secret
             try:
-                await application.bot.set_webhook(url=s.telegram_webhook_url, secret_token=secret,
+                await application.bot.set_webhook(url=s.channels.telegram_webhook_url, secret_token=secret,
                                                   allowed_updates=ALLOWED_UPDATES)
             except Exception as error:
                 logger.error("setWebhook failed (%s); updates may not arrive. Check that TELEGRAM_WEBHOOK_URL is a "
@@ -232,8 +232,8 @@ class ServeApp:
             telegram=self.telegram if self.telegram_mode == "webhook" else None,
             telegram_secret=self.telegram_secret,
             telegram_dedup=stores.dedup,
-            admin_token=s.admin_token.get_secret_value() if s.admin_token else None,
-            admin_session_minutes=s.admin_session_minutes,
+            admin_token=s.channels.admin_token.get_secret_value() if s.channels.admin_token else None,
+            admin_session_minutes=s.channels.admin_session_minutes,
             admin_status=self.status_provider,
             feedback_counts=stores.feedback.counts,
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
@@ -246,10 +246,10 @@ class ServeApp:
         parts.readiness = self.readiness = self._build_readiness()
         self.runner = web.AppRunner(build_server(parts), access_log=None, shutdown_timeout=5.0)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, s.http_host, s.http_port)
+        site = web.TCPSite(self.runner, s.channels.http_host, s.channels.http_port)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []  # the bound port (HTTP_PORT=0 picks a free one)
-        self.port = sockets[0].getsockname()[1] if sockets else s.http_port
+        self.port = sockets[0].getsockname()[1] if sockets else s.channels.http_port
 
     def _build_readiness(self) -> Any:
         """/readyz: the loaded index, the LLM warm-up (started here), Redis and the last reindex run."""

@@ -155,7 +155,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
                     answer = await pipeline.answer(text, history, on_position=waiting)
                     last = answer
                     history.extend([Message("user", text, time.time()), Message("assistant", answer.answer, time.time())])
-                    history[:] = history[-settings.history_window :]
+                    history[:] = history[-settings.answers.history_window :]
                     print("\nBot> ", end="")
                     _print_answer(answer)
         except _NoIndex:

@@ -34,8 +34,8 @@ def _chunker(settings: Settings):
 
     params = inspect.signature(chunk_document).parameters
     kwargs = {}
-    for name, value in (("target_tokens", settings.chunk_target_tokens), ("overlap", settings.chunk_overlap),
-                        ("max_tokens", settings.chunk_max_tokens)):
+    for name, value in (("target_tokens", settings.crawl.chunk_target_tokens), ("overlap", settings.crawl.chunk_overlap),
+                        ("max_tokens", settings.crawl.chunk_max_tokens)):
         if name in params:
             kwargs[name] = value
     return lambda doc: list(chunk_document(doc, **kwargs))
@@ -64,8 +64,8 @@ def load_jsonl_corpus(path: Path, settings: Settings):
         doc = Document(doc_id=doc_id, url=url, title=title, text=text, content_hash=digest,
                        kind=str(obj.get("kind") or "page"), urls=(url,))
         documents.append(doc)
-        if len(text.split()) <= settings.chunk_max_tokens or chunk is None:
-            parts = [text] if len(text.split()) <= settings.chunk_max_tokens else _paragraph_groups(text, settings)
+        if len(text.split()) <= settings.crawl.chunk_max_tokens or chunk is None:
+            parts = [text] if len(text.split()) <= settings.crawl.chunk_max_tokens else _paragraph_groups(text, settings)
             for i, part in enumerate(parts):
                 chunks.append(Chunk(chunk_id=f"{doc_id}#{i}", doc_id=doc_id, url=url, title=title, section="",
                                     position=i, text=part, content_hash=hashlib.sha1(part.encode()).hexdigest()))
@@ -83,7 +83,7 @@ def _paragraph_groups(text: str, settings: Settings) -> list[str]:
     out, current, size = [], [], 0
     for para in [p.strip() for p in text.split("\n") if p.strip()]:
         words = len(para.split())
-        if current and size + words > settings.chunk_max_tokens:
+        if current and size + words > settings.crawl.chunk_max_tokens:
             out.append("\n".join(current))
             current, size = [], 0
         current.append(para)

@@ -29,10 +29,10 @@ async def _serve(settings: Settings, *, scheduler: bool, as_json: bool) -> None:
     await app.start()
     try:
         if as_json:
-            print(json.dumps({"serving": f"http://{settings.http_host}:{app.port}",
+            print(json.dumps({"serving": f"http://{settings.channels.http_host}:{app.port}",
                               "telegram": app.telegram_mode, "whatsapp": app.whatsapp is not None}), flush=True)
         else:
-            print(f"prodi-bot serving on http://{settings.http_host}:{app.port} (Ctrl+C to stop)", flush=True)
+            print(f"prodi-bot serving on http://{settings.channels.http_host}:{app.port} (Ctrl+C to stop)", flush=True)
         await stop.wait()
         logger.info("stopping")
     finally:
@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     try:
         asyncio.run(_serve(settings, scheduler=not args.no_scheduler, as_json=bool(args.json)))
     except OSError as error:
-        print(f"error: cannot serve on {settings.http_host}:{settings.http_port}: {error}. "
+        print(f"error: cannot serve on {settings.channels.http_host}:{settings.channels.http_port}: {error}. "
               "Set HTTP_HOST/HTTP_PORT to a free address.", flush=True)
         return 1
     return 0

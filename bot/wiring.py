@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.settings import Settings, SettingsError  # noqa: F401  (used by the builders below)
+from bot.settings import Settings, SettingsError, config_from  # noqa: F401  (used by the builders below)
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ NO_SITE_MESSAGE = (
 
 def uses_demo_site(settings: Settings, seeds=None) -> bool:
     """No seeds anywhere (``--seed`` or SITE_SEEDS): the crawl target is the bundled demo site."""
-    return not [s for s in (seeds or settings.site_seeds) if s]
+    return not [s for s in (seeds or settings.crawl.seeds) if s]
 
 
 def require_site(settings: Settings, seeds=None) -> None:
@@ -74,41 +74,23 @@ def build_crawl_config(settings: Settings, seeds=None, max_pages=None, *, demo_u
     needs ``demo_url``: where this process serves the bundled site (use :func:`crawl_target`)."""
     from sync_jobs.crawl import CrawlConfig
 
-    chosen = [s for s in (seeds or settings.site_seeds) if s]
-    common = dict(
-        max_pages=max_pages or settings.crawl_max_pages,
-        max_depth=settings.crawl_max_depth,
-        concurrency=settings.crawl_concurrency,
-        timeout=settings.crawl_timeout_seconds,
-        deadline=settings.crawl_deadline_seconds,
-        max_bytes=settings.crawl_max_bytes,
-        retries=settings.crawl_retries,
-        user_agent=settings.crawl_user_agent,
-        chunk_target_tokens=settings.chunk_target_tokens,
-        chunk_overlap=settings.chunk_overlap,
-        chunk_max_tokens=settings.chunk_max_tokens,
-        robots_5xx=settings.crawl_robots_5xx,
-    )
+    chosen = [s for s in (seeds or settings.crawl.seeds) if s]
+    pages = {"max_pages": max_pages or settings.crawl.max_pages}
     if not chosen:
         if not demo_url:
             raise ValueError("no SITE_SEEDS: the demo crawl needs the bundled site served by this process "
                              "(bot.wiring.crawl_target starts it)")
-        return CrawlConfig(
+        return config_from(
+            CrawlConfig, settings.crawl,
             seeds=(DEMO_ORIGIN + "/",),
             allowed_domains=(DEMO_ORIGIN.split("//", 1)[1],),
+            allowed_path_prefixes=(),
             allow_private=False,  # the only loopback address reachable is the override below
             delay=0.0,  # our own server in this process: no politeness delay needed
             origin_overrides=((DEMO_ORIGIN, demo_url),),
-            **common,
+            **pages,
         )
-    return CrawlConfig(
-        seeds=tuple(chosen),
-        allowed_domains=tuple(settings.site_allowed_domains),
-        allowed_path_prefixes=tuple(settings.site_allowed_path_prefixes),
-        allow_private=settings.crawl_allow_private_networks,
-        delay=settings.crawl_delay_seconds,
-        **common,
-    )
+    return config_from(CrawlConfig, settings.crawl, seeds=tuple(chosen), **pages)
 
 
 @contextlib.contextmanager
@@ -137,27 +119,7 @@ def build_retrieval_config(settings: Settings):  # -> retrieval.RetrievalConfig
     """The retrieval layer's frozen config from Settings."""
     from retrieval.config import RetrievalConfig
 
-    return RetrievalConfig(
-        hnsw_m=settings.hnsw_m,
-        hnsw_ef_construction=settings.hnsw_ef_construction,
-        hnsw_ef_search=settings.hnsw_ef_search,
-        fusion=settings.fusion,
-        fusion_norm=settings.fusion_norm,
-        dense_weight=settings.fusion_dense_weight,
-        mmr_lambda=settings.mmr_lambda,
-        max_chunks_per_page=settings.max_chunks_per_page,
-        anchor_boost=settings.anchor_boost,
-        bm25_stemming=settings.bm25_stemming,
-        reranker_model_path=settings.reranker_model_path,
-        reranker_min_score=settings.reranker_min_score,
-        facts_weight=settings.facts_weight,
-        similarity_top_k=settings.similarity_top_k,
-        concentration_scale=settings.rq_concentration_scale,
-        length_norm=settings.rq_length_norm,
-        candidate_pool=settings.retrieval_candidate_pool,
-        hnsw_rebuild_fraction=settings.hnsw_rebuild_fraction,
-        query_normalization=settings.query_normalization,
-    )
+    return config_from(RetrievalConfig, settings.retrieval)
 
 
 def build_embedder(settings: Settings):  # -> retrieval.Embedder
@@ -196,7 +158,7 @@ def build_generator(settings: Settings):  # -> generation.Generator
                 api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
                 prompt_format=settings.llm_prompt_format,
                 timeout_s=settings.llm_timeout_seconds,
-                n_ctx=settings.llm_n_ctx,
+                n_ctx=settings.answers.n_ctx,
             )
         )
     from generation.llama_backend import LlamaConfig, LlamaGenerator
@@ -205,7 +167,7 @@ def build_generator(settings: Settings):  # -> generation.Generator
         LlamaConfig(
             model_path=settings.llm_model_path,
             models_dir=settings.models_dir,
-            n_ctx=settings.llm_n_ctx,
+            n_ctx=settings.answers.n_ctx,
             threads=settings.llm_threads,
             prompt_format=settings.llm_prompt_format,
             kv_reuse=settings.llm_kv_reuse,
@@ -221,27 +183,10 @@ def build_llm_pool(settings: Settings):  # -> generation.LLMPool
 
 
 def build_pipeline_config(settings: Settings):  # -> generation.PipelineConfig
+    """The pipeline's frozen config from the ``answers`` group; its top_k is the retrieval's SIMILARITY_TOP_K."""
     from generation.pipeline import PipelineConfig
 
-    return PipelineConfig(
-        top_k=settings.similarity_top_k,
-        max_tokens=settings.llm_max_tokens,
-        n_ctx=settings.llm_n_ctx,
-        context_max_docs=settings.context_max_docs,
-        context_char_budget=settings.context_char_budget,
-        rq_bypass_confidence=settings.rq_bypass_confidence_threshold,
-        rq_similarity_threshold=settings.rq_similarity_block_threshold,
-        rq_postvalidate_margin=settings.rq_postvalidate_margin,
-        rq_jaccard_min=settings.rq_jaccard_min,
-        dragin_threshold=settings.dragin_threshold,
-        dragin_max_iterations=settings.dragin_max_iterations,
-        hyde=settings.hyde,
-        support_tau=settings.support_tau,
-        anchor_coverage_min=settings.answer_anchor_coverage_min,
-        min_top_similarity=settings.answer_min_similarity,
-        history_window=settings.history_window,
-        abstention=settings.abstention,
-    )
+    return config_from(PipelineConfig, settings.answers, top_k=settings.retrieval.similarity_top_k)
 
 
 def build_calibrator(settings: Settings):  # -> generation.calibration.Calibrator | None
@@ -317,19 +262,19 @@ def build_channel_stores(settings: Settings) -> ChannelStores:
     if not settings.redis_url:
         logger.info("REDIS_URL is not set: conversation memory stays in this process")
         return ChannelStores(
-            conversations=MemoryConversationStore(window=settings.history_window),
+            conversations=MemoryConversationStore(window=settings.answers.history_window),
             feedback=FeedbackStore(),
-            state=UserState(ttl_days=settings.conversation_ttl_days),
+            state=UserState(ttl_days=settings.channels.conversation_ttl_days),
             dedup=MessageDeduper(),
         )
     client = connect_redis(settings.redis_url)
     guard = RedisGuard("channel state")  # one guard: one warning a minute for the whole outage
     return ChannelStores(
         conversations=RedisConversationStore(
-            window=settings.history_window, ttl_days=settings.conversation_ttl_days, client=client, guard=guard
+            window=settings.answers.history_window, ttl_days=settings.channels.conversation_ttl_days, client=client, guard=guard
         ),
         feedback=FeedbackStore(client, guard=guard),
-        state=UserState(client, ttl_days=settings.conversation_ttl_days, guard=guard),
+        state=UserState(client, ttl_days=settings.channels.conversation_ttl_days, guard=guard),
         dedup=MessageDeduper(client, guard=guard),
         client=client,
     )
@@ -345,9 +290,9 @@ def build_chat_service(settings: Settings, answerer, stores: ChannelStores, **ca
         stores.conversations,
         stores.feedback,
         stores.state,
-        admin_ids=settings.admin_ids,
-        rate_limit_per_minute=settings.user_rate_limit_per_minute,
-        history_window=settings.history_window,
+        admin_ids=settings.channels.admin_ids,
+        rate_limit_per_minute=settings.channels.user_rate_limit_per_minute,
+        history_window=settings.answers.history_window,
         answer_timeout=settings.llm_timeout_seconds * 3,
         **callables,
     )
@@ -358,9 +303,9 @@ def build_whatsapp(settings: Settings, service, stores: ChannelStores, metrics=N
 
     graph = GraphClient(
         GraphConfig(
-            base_url=settings.whatsapp_graph_base_url,
-            phone_number_id=settings.whatsapp_phone_number_id or "",
-            token=settings.whatsapp_token.get_secret_value() if settings.whatsapp_token else "",
+            base_url=settings.channels.whatsapp_graph_base_url,
+            phone_number_id=settings.channels.whatsapp_phone_number_id or "",
+            token=settings.channels.whatsapp_token.get_secret_value() if settings.channels.whatsapp_token else "",
         )
     )
     return WhatsAppWebhook(
@@ -368,8 +313,8 @@ def build_whatsapp(settings: Settings, service, stores: ChannelStores, metrics=N
         graph,
         stores.dedup,
         stores.state,
-        app_secret=settings.whatsapp_app_secret.get_secret_value() if settings.whatsapp_app_secret else "",
-        verify_token=settings.whatsapp_verify_token.get_secret_value() if settings.whatsapp_verify_token else "",
+        app_secret=settings.channels.whatsapp_app_secret.get_secret_value() if settings.channels.whatsapp_app_secret else "",
+        verify_token=settings.channels.whatsapp_verify_token.get_secret_value() if settings.channels.whatsapp_verify_token else "",
         metrics=metrics,
     )
 
@@ -500,9 +445,9 @@ async def build_serve_operations(settings: Settings, metrics=None, index_manager
     coordinator = build_reindex_coordinator(settings, metrics=metrics, redis=client, index_manager=index_manager)
     schedule = ReindexSchedule(
         coordinator.scheduled,
-        cron=settings.reindex_cron,
+        cron=settings.ops.reindex_cron,
         timezone=settings.timezone,
-        misfire_grace_seconds=int(settings.reindex_misfire_grace_seconds),
+        misfire_grace_seconds=int(settings.ops.misfire_grace_seconds),
     )
     watcher = None
     if index_manager is not None:
@@ -539,7 +484,7 @@ def build_reindex_lock(settings: Settings, redis=None):  # -> storage.locks.Lock
     from storage.locks import make_lock
 
     if redis is not None:
-        return make_lock("redis", client=redis, key=keys.REINDEX_LOCK, ttl_seconds=settings.reindex_lock_ttl_seconds)
+        return make_lock("redis", client=redis, key=keys.REINDEX_LOCK, ttl_seconds=settings.ops.lock_ttl_seconds)
     return make_lock("file", path=settings.data_dir / "locks" / "reindex.lock")
 
 
@@ -554,12 +499,12 @@ def build_tick_claims(settings: Settings, redis=None):  # -> storage.locks.Claim
 
 def build_admin_notifier(settings: Settings):  # -> bot.ops.telegram_notifier.TelegramNotifier | None
     """Admin notifications on Telegram (TELEGRAM_TOKEN + ADMIN_IDS), or None."""
-    if not settings.telegram_token or not settings.admin_ids:
+    if not settings.channels.telegram_token or not settings.channels.admin_ids:
         return None
     from bot.ops.telegram_notifier import TelegramNotifier
 
     return TelegramNotifier(
-        settings.telegram_token.get_secret_value(), settings.admin_ids, api_base_url=settings.telegram_api_base_url
+        settings.channels.telegram_token.get_secret_value(), settings.channels.admin_ids, api_base_url=settings.channels.telegram_api_base_url
     )
 
 
@@ -637,13 +582,8 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         async def publish(payload):
             return await redis.publish(keys.INDEX_CHANNEL, json.dumps(payload))
 
-    config = ReindexConfig(
-        serving_store=serving_path,
-        staging_dir=settings.data_dir / "staging",
-        min_pages_ratio=settings.reindex_min_pages_ratio,
-        max_error_ratio=settings.reindex_max_error_ratio,
-        min_chunks_ratio=settings.reindex_min_chunks_ratio,
-    )
+    config = config_from(ReindexConfig, settings.ops, serving_store=serving_path,
+                         staging_dir=settings.data_dir / "staging")
     return ReindexJob(
         config=config,
         runs=build_run_store(settings),
@@ -671,14 +611,14 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
     from bot.ops.subprocess_runner import SubprocessReindex
 
     job = build_reindex_job(settings, redis=redis, index_manager=index_manager)
-    runner = SubprocessReindex(functools.partial(reindex_in_child, settings), job) if settings.reindex_in_subprocess \
+    runner = SubprocessReindex(functools.partial(reindex_in_child, settings), job) if settings.ops.in_subprocess \
         else job
     coordinator = ReindexCoordinator(
         runner,
         claims=build_tick_claims(settings, redis),
         notify=notifier if notifier is not None else build_admin_notifier(settings),
         metrics=metrics,
-        tick_claim_ttl_seconds=max(3600.0, 2.0 * settings.reindex_misfire_grace_seconds),
+        tick_claim_ttl_seconds=max(3600.0, 2.0 * settings.ops.misfire_grace_seconds),
     )
     if recover:
         coordinator.start_recovery()
@@ -698,7 +638,7 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
                                  size_bytes=int(info.get("size_bytes", 0)), reloaded=True)
         return changed
 
-    return IndexWatcher(reload, redis=redis, interval_seconds=settings.index_reload_interval_seconds)
+    return IndexWatcher(reload, redis=redis, interval_seconds=settings.ops.index_reload_interval_seconds)
 
 
 __all__ += [
@@ -785,7 +725,7 @@ def build_run_views(settings: Settings, ops=None):  # -> bot.run_views.RunViews
             return schedule.next_run_time()
         from bot.scheduler import parse_cron
 
-        trigger = parse_cron(settings.reindex_cron, settings.timezone)
+        trigger = parse_cron(settings.ops.reindex_cron, settings.timezone)
         return trigger.get_next_fire_time(None, datetime.now(trigger.timezone))
 
     return RunViews(runs, settings.index_dir, settings.timezone, next_run=next_run)
@@ -799,7 +739,7 @@ __all__ += ["build_run_views"]
 
 def site_base_url(settings: Settings) -> str:
     """The site's first seed (the demo's origin without SITE_SEEDS): where an admin answer without a link points."""
-    seeds = [s for s in settings.site_seeds if s]
+    seeds = [s for s in settings.crawl.seeds if s]
     return seeds[0] if seeds else DEMO_ORIGIN + "/"
 
 

@@ -68,7 +68,7 @@ class CrawlConfig:
     deadline: float = 1800.0
     max_bytes: int = 15_000_000
     retries: int = 2
-    user_agent: str = "prodi-bot/0.1"
+    user_agent: str = "prodi-bot/0.1 (+https://github.com/prodi-bot/prodi-bot)"
     chunk_target_tokens: int = 200
     chunk_overlap: float = 0.2
     chunk_max_tokens: int = 300
@@ -87,7 +87,7 @@ class CrawlConfig:
             if urlsplit(seed).scheme not in ("http", "https") or not urlsplit(seed).hostname:
                 raise ValueError(f"seed {seed!r} is not an http(s) URL; write it like https://prodi.example.ac.id/")
         if self.robots_5xx not in ("disallow", "allow"):
-            raise ValueError(f"robots_5xx must be 'disallow' or 'allow', not {self.robots_5xx!r}")
+            raise ValueError(f"CRAWL_ROBOTS_5XX must be 'disallow' or 'allow', not {self.robots_5xx!r}")
         for prefix in self.allowed_path_prefixes:
             if not prefix.strip().startswith("/"):
                 raise ValueError(f"SITE_ALLOWED_PATH_PREFIXES: {prefix!r} is not a URL path; write it like "

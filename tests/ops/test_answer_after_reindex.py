@@ -24,7 +24,7 @@ async def test_the_answer_changes_after_a_scheduled_reindex_without_a_restart(mu
     embedder = wiring.build_embedder(settings)
     manager = wiring.build_index_manager(settings, embedder)  # shared by the pipeline and the job, as in `serve`
     coordinator = ReindexCoordinator(wiring.build_reindex_job(settings, index_manager=manager))
-    schedule = ReindexSchedule(coordinator.scheduled, cron=settings.reindex_cron, timezone=settings.timezone)
+    schedule = ReindexSchedule(coordinator.scheduled, cron=settings.ops.reindex_cron, timezone=settings.timezone)
     pool = wiring.build_llm_pool(settings)
     pipeline = wiring.build_pipeline(settings, index_manager=manager, pool=pool, embedder=embedder)
     try:

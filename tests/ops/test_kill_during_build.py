@@ -26,7 +26,7 @@ def _env(settings, redis_url: str) -> dict[str, str]:
     env.update({
         "PYTHONPATH": str(ROOT),
         "DATA_DIR": str(settings.data_dir),
-        "SITE_SEEDS": ",".join(settings.site_seeds),
+        "SITE_SEEDS": ",".join(settings.crawl.seeds),
         "CRAWL_ALLOW_PRIVATE_NETWORKS": "true",
         "CRAWL_DELAY_SECONDS": "0",
         "CRAWL_RETRIES": "0",

@@ -63,7 +63,7 @@ async def test_a_scheduled_run_picks_up_a_changed_page_and_the_served_results_ch
     coordinator = wiring.build_reindex_coordinator(
         settings, redis=client, metrics=metrics, index_manager=wiring.build_index_manager(settings, embedder),
         recover=False)
-    schedule = ReindexSchedule(coordinator.scheduled, cron=settings.reindex_cron, timezone=settings.timezone)
+    schedule = ReindexSchedule(coordinator.scheduled, cron=settings.ops.reindex_cron, timezone=settings.timezone)
     serving = wiring.build_index_manager(settings, embedder)  # what the answering side of `serve` holds
     schedule.start()
     try:

@@ -24,7 +24,7 @@ async def test_a_failed_run_records_valves_and_failed_pages_with_status_and_retr
     assert all(p["status"] == 503 and p["retries"] == 1 and "503" in p["error"] for p in failed)
     checks = {c["name"]: c for c in detail["checks"]}
     assert checks["max_error_ratio"]["ok"] is False
-    assert checks["max_error_ratio"]["threshold"] == settings.reindex_max_error_ratio
+    assert checks["max_error_ratio"]["threshold"] == settings.ops.max_error_ratio
     assert checks["max_error_ratio"]["measured"] == round(3 / 9, 4)  # 3 failed of 9 pages tried (8 + home)
     assert checks["pages_fetched"]["ok"] is True and checks["pages_fetched"]["measured"] == 6
     stages = {s["name"]: s["status"] for s in detail["stages"]}
