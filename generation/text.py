@@ -64,6 +64,11 @@ COLLOQUIAL_WORDS = colloquial_spellings(STOPWORDS | QUESTION_WORDS) - frozenset(
 )
 
 
+_REQUEST_NOUNS = frozenset({"info", "informasi"})
+# verbs that ask for what follows ("minta info …", "butuh informasi …"); written for this project
+_REQUEST_VERBS = frozenset({"minta", "butuh", "perlu", "cari", "nyari", "kasih", "beri", "berikan"})
+
+
 def _function_word(word: str, raw: str) -> bool:
     """``word`` (lower case, as ``raw`` was typed) carries no topic. A colloquial spelling typed in capitals is an
     acronym ("SI" is Sistem Informasi, not "si" = "sih")."""
@@ -98,8 +103,14 @@ def content_words(text: str) -> list[str]:
     """Words that carry meaning: no stopwords, no question words or fillers (also in their colloquial spellings),
     clitics stripped."""
     out = []
+    previous_is_content = False
     for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
         w = raw.lower()
+        # "info"/"informasi" after a content word modifies it ("Sistem Informasi"): the topic, not a request
+        if w in _REQUEST_NOUNS and previous_is_content:
+            out.append(w)
+            continue
+        previous_is_content = not _function_word(w, raw) and w not in _REQUEST_VERBS
         if _function_word(w, raw):
             continue
         w = _strip_suffix(w)

@@ -115,3 +115,18 @@ def test_entropy_equations():
     assert dragin_confidence([]) == 0.0
     assert dragin_confidence([0.0, 0.0]) == 1.0
     assert 0.0 < dragin_confidence([1.0]) < 1.0
+
+
+@pytest.mark.parametrize(("question", "kept"), [
+    ("kaprodi sistem informasi siapa", ["kaprodi", "sistem", "informasi"]),
+    ("akreditasi teknologi informasi apa", ["akreditasi", "teknologi", "informasi"]),
+    ("minta info beasiswa dong", ["minta", "beasiswa"]),  # "minta" stays (a soft anchor); "info" does not
+    ("informasi pendaftaran mahasiswa baru", ["pendaftaran", "mahasiswa"]),
+    ("ada info tentang magang", ["magang"]),
+])
+def test_info_is_a_filler_only_where_it_heads_the_request(question, kept):
+    """"info"/"informasi" asks for information ("minta info beasiswa") unless it modifies the noun before it, as in
+    the programme names "Sistem Informasi" and "Teknologi Informasi", where it is the topic."""
+    from generation.text import content_words
+
+    assert content_words(question) == kept
