@@ -58,6 +58,10 @@ def _content(words: Iterable[str]) -> list[str]:
     return [w for w in words if w not in STOPWORDS]
 
 
+def _label_key(label: str) -> str:
+    return " ".join(label.lower().split())
+
+
 def _names_field(field_name: str, words: set[str]) -> bool:
     """Whether the question's ``words`` name a field: each of its content words, as written or inflected
     ("ruangannya" → Ruang, "pendidikannya" → Pendidikan), or a clipped compound of two of its words, the way
@@ -255,6 +259,8 @@ class FactsTable:
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
             wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys) or _names_field(f, wset)]
+        if people and not wanted:
+            wanted = self._fields_by_value(people, wset)
         if people:
             constraints["name"] = [p.name for p in people]
         if wanted:
@@ -281,6 +287,19 @@ class FactsTable:
                         break
             text = self._render_area(str(constraints["bidang"]), rows)
         return self._result(rows, constraints, text)
+
+    def _fields_by_value(self, people: Sequence[_Lecturer], wset: set[str]) -> list[str]:
+        """The field whose value holds a word of the question that is no part of the name ("pak X S2 nya dimana"
+        → Pendidikan, whose value lists "S2 …"). At most two fields may match; more means the word is too common
+        to point at one field."""
+        names = set().union(*(p.name_tokens for p in people))
+        probe = {w for w in wset - names - self._name_stop - _GENERIC - STOPWORDS
+                 if len(w) >= 2 and (any(c.isdigit() for c in w) or len(w) >= 4)}
+        if not probe:
+            return []
+        found = list(dict.fromkeys(f for p in people for f, v in p.fields if probe & set(_words(_norm(v)))
+                                   and _label_key(f) not in {"nama", "name"}))
+        return found if len(found) <= 2 else []
 
     # --- rendering -------------------------------------------------------------------------------------------
     @staticmethod

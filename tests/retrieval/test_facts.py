@@ -81,6 +81,9 @@ def test_inflected_field_names(tmp_path):
     assert [r["value"] for r in table.lookup("pendidikannya pak rahmat hidayat apa").rows] == [
         "S3 Ilmu Komputer, Universitas Indonesia"]
     assert [r["value"] for r in table.lookup("pak rahmat ngajar matkul apa").rows] == ["IF-201 Basis Data"]
+    # a word of a field's value names that field ("S3 nya dimana" → Pendidikan); a bare name names none
+    assert [r["field"] for r in table.lookup("pak rahmat s3 nya dimana").rows] == ["Pendidikan"]
+    assert table.lookup("pak rahmat hidayat").constraints == {"name": ["Dr. Rahmat Hidayat, M.T."]}
     # a clipped compound needs both words of the field: "jabatan" alone is not "jabfung"
     assert table.lookup("jabfung pak rahmat").constraints.get("field") is None
 
