@@ -247,7 +247,7 @@ async def _load(manager: Any, settings_kwargs: dict[str, Any], chats: int, per_c
         out["stages"] = recorder.stages
         out["stop_reasons"] = recorder.stop_reasons
         out["llm_calls"] = len(generator.history)
-        out["concurrent_updates"] = getattr(app.telegram, "concurrent_updates", None)
+        out["concurrent_updates"] = getattr(app.channel("telegram").application, "concurrent_updates", None)
     finally:
         await session.close()
         await app.stop()

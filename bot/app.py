@@ -1,10 +1,10 @@
 """Startup and shutdown of everything ``python -m bot serve`` runs.
 
 ``ServeApp.start()`` builds the stores (Redis when ``REDIS_URL`` is set, memory otherwise), the answer pipeline,
-the ChatService, the shared aiohttp server (web chat, JSON API, admin, health, metrics, webhooks), Telegram
-(polling, or webhook when ``TELEGRAM_WEBHOOK_URL`` is set) and WhatsApp when configured, and the reindex schedule.
-Channels without configuration are skipped with a log line. ``stop()`` undoes it in reverse order: stop taking
-updates, drain WhatsApp background tasks, stop Telegram, close the HTTP server, the stores and Redis.
+the ChatService, the channels of ``bot.channels.CHANNELS`` that are configured (the others are skipped with a log
+line, and their routes answer 404 with the reason), the shared aiohttp server (the channels' routes, admin, health,
+metrics), then starts each channel and the reindex schedule. ``stop()`` undoes it in reverse order: close the HTTP
+server, stop the channels (the last started first), then the stores and Redis.
 
 Every part can be injected (tests pass a small answerer, the fake API base URLs come through Settings).
 """
@@ -12,32 +12,24 @@ Every part can be injected (tests pass a small answerer, the fake API base URLs 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
-from bot import wiring
+from bot import channels, wiring
+from bot.channels.base import Channel, ChannelContext
 from bot.metrics import Metrics
-from bot.server import ServerParts, build_server
+from bot.server import ServerParts, build_server, json_error
 from bot.settings import Settings
 from handlers.awaitables import resolve
 from handlers.chat import Answerer, ChatService
-from handlers.telegram import TelegramHandlers
-from handlers.web import WebApi
-from handlers.whatsapp import WhatsAppWebhook
 from storage.insights import QuestionLog
 
 __all__ = ["ServeApp"]
 
 logger = logging.getLogger(__name__)
-
-# Update types the bot asks Telegram for; everything else is never even delivered (and ignored if it is).
-ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-
 
 class ServeApp:
     """Owns every long-lived part of the ``serve`` process."""
@@ -68,10 +60,7 @@ class ServeApp:
         self._queue_depth: Callable[[], int] | None = None
         self.stores: wiring.ChannelStores | None = None
         self.service: ChatService | None = None
-        self.whatsapp: WhatsAppWebhook | None = None
-        self.telegram: Any = None
-        self.telegram_mode: str | None = None
-        self.telegram_secret: str | None = None
+        self.channels: list[Channel] = []  # the configured ones, in bot.channels.CHANNELS order
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
         self.ops: Any = None
@@ -122,10 +111,19 @@ class ServeApp:
         )
         self.digest = wiring.attach_digest(s, self.ops, self.insights)
         wiring.attach_answer_expiry(s, self.ops, self.insights)
-        await self._start_whatsapp()
-        await self._start_telegram()
-        await self._start_http()
-        await self._start_polling()
+        context = ChannelContext(settings=s, service=self.service, stores=self.stores, metrics=self.metrics,
+                                 search=self.search)
+        off: dict[type[Channel], str] = {}
+        for kind in channels.CHANNELS:
+            reason = kind.why_not(s)
+            if reason is None:
+                self.channels.append(kind(context))
+            else:
+                logger.info("%s skipped: %s", kind.name, reason)
+                off[kind] = reason
+        await self._start_http(off)
+        for channel in self.channels:
+            await channel.start()
         if self.ops is not None:
             await self.ops.start(schedule=self.start_scheduler)
             if self.start_scheduler and self.index_ready is not None and not self.index_ready():
@@ -133,8 +131,12 @@ class ServeApp:
                 logger.info("no index yet: building the first one from %s in the background",
                             "the bundled demo site" if wiring.uses_demo_site(s) else "SITE_SEEDS")
                 self.ops.coordinator.start("cli")
-        logger.info("serving: web%s%s on http://%s:%s", self._tg_note(), ", whatsapp" if self.whatsapp else "",
+        logger.info("serving: %s on http://%s:%s", ", ".join(filter(None, (c.describe() for c in self.channels))),
                     s.channels.http_host, self.port)
+
+    def channel(self, name: str) -> Channel | None:
+        """The running channel called ``name`` (``"telegram"``, ``"whatsapp"``, ``"web"``), or None."""
+        return next((c for c in self.channels if c.name == name), None)
 
     async def _admin_answer(self, question: str, answer: str, author: str) -> int:
         """``/jawab`` from a Telegram admin: store the answer and rebuild the index (in the executor)."""
@@ -143,81 +145,7 @@ class ServeApp:
             None, lambda: insights.save_answer(question=question, answer=answer, author=author))
         return saved.id
 
-    def _tg_note(self) -> str:
-        return f", telegram ({self.telegram_mode})" if self.telegram is not None else ""
-
-    async def _start_whatsapp(self) -> None:
-        s = self.settings
-        missing = [
-            name
-            for name, value in (
-                ("WHATSAPP_TOKEN", s.channels.whatsapp_token),
-                ("WHATSAPP_PHONE_NUMBER_ID", s.channels.whatsapp_phone_number_id),
-                ("WHATSAPP_APP_SECRET", s.channels.whatsapp_app_secret),
-                ("WHATSAPP_VERIFY_TOKEN", s.channels.whatsapp_verify_token),
-            )
-            if not value
-        ]
-        if s.channels.whatsapp_token is None:
-            logger.info("WhatsApp skipped: WHATSAPP_TOKEN is not set")
-            return
-        if missing:
-            logger.warning("WhatsApp skipped: set %s as well (see .env.example)", ", ".join(missing))
-            return
-        assert self.service is not None and self.stores is not None
-        self.whatsapp = wiring.build_whatsapp(s, self.service, self.stores, metrics=self.metrics)
-
-    async def _start_telegram(self) -> None:
-        s = self.settings
-        if s.channels.telegram_token is None:
-            logger.info("Telegram skipped: TELEGRAM_TOKEN is not set")
-            return
-        assert self.service is not None
-        from bot.telegram_app import build_telegram_application
-
-        webhook = bool(s.channels.telegram_webhook_url)
-        handlers = TelegramHandlers(self.service, metrics=self.metrics)
-        application = build_telegram_application(
-            s.channels.telegram_token.get_secret_value(), handlers, base_url=s.channels.telegram_api_base_url, webhook=webhook
-        )
-        try:
-            await application.initialize()
-        except Exception as error:  # bad token, Bot API unreachable: keep the other channels running
-            logger.error("Telegram disabled: could not reach the Bot API at %s (%s). Check TELEGRAM_TOKEN and "
-                         "TELEGRAM_API_BASE_URL.", s.channels.telegram_api_base_url, error)
-            with contextlib.suppress(Exception):
-                await application.shutdown()
-            return
-        await application.start()
-        self.telegram = application
-        if webhook:
-            self.telegram_mode = "webhook"
-            secret = s.channels.telegram_secret_token.get_secret_value() if s.channels.telegram_secret_token else ""
-            if not secret:
-                secret = secrets.token_urlsafe(32)
-                logger.warning("TELEGRAM_SECRET_TOKEN is not set; using a random secret for this run")
-            self.telegram_secret = secret
-            try:
-                await application.bot.set_webhook(url=s.channels.telegram_webhook_url, secret_token=secret,
-                                                  allowed_updates=ALLOWED_UPDATES)
-            except Exception as error:
-                logger.error("setWebhook failed (%s); updates may not arrive. Check that TELEGRAM_WEBHOOK_URL is a "
-                             "public HTTPS URL ending in /telegram/webhook.", error)
-        else:
-            self.telegram_mode = "polling"
-
-    async def _start_polling(self) -> None:
-        if self.telegram is not None and self.telegram_mode == "polling":
-            try:
-                await self.telegram.bot.delete_webhook()
-                await self.telegram.updater.start_polling(
-                    allowed_updates=ALLOWED_UPDATES,
-                    error_callback=lambda error: logger.warning("Telegram polling error: %s", error),
-                )
-            except Exception as error:
-                logger.error("Telegram polling could not start (%s); the other channels keep running", error)
-
-    async def _start_http(self) -> None:
+    async def _start_http(self, off: dict[type[Channel], str]) -> None:
         s = self.settings
         assert self.service is not None and self.stores is not None
         stores = self.stores
@@ -227,11 +155,7 @@ class ServeApp:
         if stores.client is not None:
             checks["redis"] = stores.ping
         parts = ServerParts(
-            web=WebApi(self.service, self.search, metrics=self.metrics),
-            whatsapp=self.whatsapp,
-            telegram=self.telegram if self.telegram_mode == "webhook" else None,
-            telegram_secret=self.telegram_secret,
-            telegram_dedup=stores.dedup,
+            channel_routes=self._channel_routes(off),
             admin_token=s.channels.admin_token.get_secret_value() if s.channels.admin_token else None,
             admin_session_minutes=s.channels.admin_session_minutes,
             admin_status=self.status_provider,
@@ -250,6 +174,17 @@ class ServeApp:
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []  # the bound port (HTTP_PORT=0 picks a free one)
         self.port = sockets[0].getsockname()[1] if sockets else s.channels.http_port
+
+    def _channel_routes(self, off: dict[type[Channel], str]) -> list[tuple[str, str, Any]]:
+        """The running channels' routes; a channel that is off answers its routes with 404 and the reason."""
+        routes = [(method, path, getattr(channel, handler))
+                  for channel in self.channels for method, path, handler in channel.routes]
+        for kind, reason in off.items():
+            async def refuse(request: web.Request, name: str = kind.name, reason: str = reason) -> web.Response:
+                return json_error(404, f"the {name} channel is off: {reason}")
+
+            routes += [(method, path, refuse) for method, path, _ in kind.routes]
+        return routes
 
     def _build_readiness(self) -> Any:
         """/readyz: the loaded index, the LLM warm-up (started here), Redis and the last reindex run."""
@@ -283,24 +218,18 @@ class ServeApp:
     # --- stop ------------------------------------------------------------------------------------------------
     async def stop(self) -> None:
         """Stop in reverse order; every step runs even when an earlier one fails."""
-        if self.telegram is not None and self.telegram.updater is not None and self.telegram.updater.running:
-            with contextlib.suppress(Exception):
-                await self.telegram.updater.stop()
         if self.runner is not None:
-            with contextlib.suppress(Exception):
-                await self.runner.cleanup()
-            self.runner = None
-        if self.whatsapp is not None:
-            with contextlib.suppress(Exception):
-                await self.whatsapp.close()
-        if self.telegram is not None:
-            app, self.telegram = self.telegram, None
             try:
-                if app.running:
-                    await app.stop()
-                await app.shutdown()
+                await self.runner.cleanup()
             except Exception:
-                logger.warning("Telegram shutdown failed", exc_info=True)
+                logger.warning("closing the HTTP server failed", exc_info=True)
+            self.runner = None
+        started, self.channels = self.channels, []
+        for channel in reversed(started):
+            try:
+                await channel.stop()
+            except Exception:
+                logger.warning("stopping the %s channel failed", channel.name, exc_info=True)
         closers, self._closers = self._closers, []
         for close in reversed(closers):
             try:

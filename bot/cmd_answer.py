@@ -104,60 +104,21 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(run())
 
 
-HELP_TEXT = (
-    "Ketik pertanyaan tentang program studi, lalu tekan Enter.\n"
-    "Perintah: /sumber (sumber jawaban terakhir), /reset (mulai percakapan baru), /keluar (selesai)."
-)
-
-
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     """Console chat on the current index: the embedded default (no tokens, no Redis, no network)."""
-    from storage.models import Message
+    from bot import wiring
+    from bot.channels.base import ChannelContext
+    from bot.channels.console import CONSOLE_RATE_LIMIT, FAREWELL, ConsoleChannel
 
     async def run() -> int:
         try:
             async with _pipeline(settings, json_output=args.json) as (pipeline, _):
-                print("Selamat datang di asisten program studi.\n" + HELP_TEXT)
-                history: list[Message] = []
-                last = None
-                loop = asyncio.get_running_loop()
-                while True:
-                    try:
-                        line = await loop.run_in_executor(None, _read_line, "\nAnda> ")
-                    except EOFError:
-                        print("\nSampai jumpa!")
-                        return 0
-                    text = line.strip()
-                    if not text:
-                        continue
-                    if text in ("/keluar", "/exit", "/quit"):
-                        print("Sampai jumpa!")
-                        return 0
-                    if text == "/reset":
-                        history.clear()
-                        last = None
-                        print("Percakapan dimulai ulang.")
-                        continue
-                    if text == "/sumber":
-                        if last is None or not last.sources:
-                            print("Belum ada sumber untuk ditampilkan.")
-                        else:
-                            for i, s in enumerate(last.sources, 1):
-                                print(f"  [{i}] {s.title} — {s.url}")
-                        continue
-                    if text.startswith("/"):
-                        print(HELP_TEXT)
-                        continue
-
-                    async def waiting(position: int) -> None:
-                        print(f"(antrean ke-{position}, mohon tunggu …)")
-
-                    answer = await pipeline.answer(text, history, on_position=waiting)
-                    last = answer
-                    history.extend([Message("user", text, time.time()), Message("assistant", answer.answer, time.time())])
-                    history[:] = history[-settings.answers.history_window :]
-                    print("\nBot> ", end="")
-                    _print_answer(answer)
+                stores = wiring.build_channel_stores(settings, in_memory=True)
+                service = wiring.build_chat_service(settings, pipeline, stores,
+                                                    rate_limit_per_minute=CONSOLE_RATE_LIMIT)
+                console = ConsoleChannel(ChannelContext(settings=settings, service=service, stores=stores),
+                                         read_line=_read_line)
+                return await console.run()
         except _NoIndex:
             print(NO_INDEX_MESSAGE, file=sys.stderr)
             return 1
@@ -165,7 +126,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     try:
         return asyncio.run(run())
     except KeyboardInterrupt:
-        print("\nSampai jumpa!")
+        print("\n" + FAREWELL)
         return 0
 
 

@@ -8,6 +8,7 @@ import json
 import logging
 import signal
 
+from bot import channels
 from bot.settings import Settings
 
 __all__ = ["cmd_serve"]
@@ -29,8 +30,9 @@ async def _serve(settings: Settings, *, scheduler: bool, as_json: bool) -> None:
     await app.start()
     try:
         if as_json:
+            running = {c.name: c.state() for c in app.channels}
             print(json.dumps({"serving": f"http://{settings.channels.http_host}:{app.port}",
-                              "telegram": app.telegram_mode, "whatsapp": app.whatsapp is not None}), flush=True)
+                              **{kind.name: running.get(kind.name, False) for kind in channels.CHANNELS}}), flush=True)
         else:
             print(f"prodi-bot serving on http://{settings.channels.http_host}:{app.port} (Ctrl+C to stop)", flush=True)
         await stop.wait()

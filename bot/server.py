@@ -1,16 +1,16 @@
-"""The one shared aiohttp server: webhooks, web chat, JSON API, admin page, health and metrics.
+"""The one shared aiohttp server: the channels' routes, the admin page, health and metrics.
 
-Routes: ``/telegram/webhook``, ``/whatsapp/webhook`` (GET verify, POST deliveries), ``/api/chat``,
-``/api/retrieve``, ``/api/feedback``, ``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``, the run page
+Each channel in ``bot/channels/`` brings its routes (Telegram ``/telegram/webhook``; WhatsApp ``/whatsapp/webhook``,
+GET verify and POST deliveries; the web chat ``/``, ``/api/chat``, ``/api/retrieve``, ``/api/feedback``). Here:
+``/admin`` (+ ``/admin/api/status``, ``/admin/api/reindex``, the run page
 ``/admin/runs/<run_id>`` and its ``/admin/api/runs/<run_id>``, ``/admin/api/overview``, ``/admin/api/live``, the
-insights ``/admin/api/insights`` and the admin answers ``/admin/api/answers`` (+ ``/<id>/delete``)), ``/healthz`` (liveness), ``/readyz`` (readiness), ``/metrics``, ``/``
+insights ``/admin/api/insights`` and the admin answers ``/admin/api/answers`` (+ ``/<id>/delete``)), ``/healthz`` (liveness), ``/readyz`` (readiness), ``/metrics``
 and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; handler bugs are logged and become a
 500 without taking the process down.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -22,16 +22,15 @@ from aiohttp import web
 
 from bot.admin_auth import COOKIE_NAME, AdminAuth, Session
 from handlers.awaitables import resolve
-from handlers.web import WebApi, WebApiError
-from handlers.whatsapp import WhatsAppWebhook
+from handlers.web import WebApiError
 
-__all__ = ["ServerParts", "WEB_DIR", "build_server"]
+__all__ = ["PAGE_HEADERS", "ServerParts", "WEB_DIR", "build_server", "json_error", "read_json"]
 
 logger = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
 MAX_BODY_BYTES = 1_000_000
-_PAGE_HEADERS = {
+PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -42,11 +41,9 @@ _PAGE_HEADERS = {
 class ServerParts:
     """Everything the routes need, built by ``bot/app.py``. Missing parts disable their routes (404/503)."""
 
-    web: WebApi
-    whatsapp: WhatsAppWebhook | None = None
-    telegram: Any = None  # a started telegram.ext.Application in webhook mode
-    telegram_secret: str | None = None
-    telegram_dedup: Any = None  # storage.dedup.MessageDeduper: Telegram re-delivers an update the webhook was slow on
+    # the channels' routes: (method, path, handler), from bot/channels/ (bot/app.py collects them)
+    channel_routes: list[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]] = field(
+        default_factory=list)
     admin_token: str | None = None
     admin_session_minutes: float = 30.0  # ADMIN_SESSION_MINUTES: lifetime of an admin login
     admin_status: Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]] | None = None
@@ -60,7 +57,15 @@ class ServerParts:
     before_metrics: Callable[[], Any] | None = None  # refreshes gauges (LLM queue depth) before a scrape
 
 
-def _json_error(status: int, message: str) -> web.Response:
+async def read_json(request: web.Request) -> Any:
+    """The request's JSON body; a body that is not JSON is a 400 (``WebApiError``)."""
+    try:
+        return json.loads(await request.read())
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise WebApiError(400, 'the body must be JSON, e.g. {"message": "Siapa ketua prodi?"}') from None
+
+
+def json_error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
@@ -72,7 +77,7 @@ async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitab
         raise
     except Exception:
         logger.exception("unhandled error on %s %s", request.method, request.path)
-        return _json_error(500, "internal error; see the server log")
+        return json_error(500, "internal error; see the server log")
 
 
 class _Routes:
@@ -82,97 +87,21 @@ class _Routes:
             if parts.admin_token else None
         self._templates: dict[str, str] = {}
 
-    # --- Telegram --------------------------------------------------------------------------------------------
-    async def telegram_webhook(self, request: web.Request) -> web.Response:
-        application = self.parts.telegram
-        if application is None:
-            return _json_error(404, "Telegram webhook mode is not enabled (set TELEGRAM_WEBHOOK_URL)")
-        expected = self.parts.telegram_secret or ""
-        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
-        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
-            logger.warning("Telegram webhook: wrong or missing secret token; refused")
-            return _json_error(403, "wrong secret token")
-        try:
-            data = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return _json_error(400, "body is not JSON")
-        if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
-            return _json_error(400, "not a Telegram update (needs an integer update_id)")
-        dedup = self.parts.telegram_dedup
-        if dedup is not None and not await dedup.first_time(f"tg:{data['update_id']}"):
-            return web.Response(text="duplicate")
-        from telegram import Update
-
-        try:
-            update = Update.de_json(data, application.bot)
-        except Exception as error:
-            logger.warning("Telegram update %s could not be parsed (%s); ignored", data.get("update_id"), error)
-            return web.Response(text="ignored")
-        await application.update_queue.put(update)
-        return web.Response(text="ok")
-
-    # --- WhatsApp --------------------------------------------------------------------------------------------
-    async def whatsapp_verify(self, request: web.Request) -> web.Response:
-        if self.parts.whatsapp is None:
-            return _json_error(404, "WhatsApp is not configured (set WHATSAPP_TOKEN and friends)")
-        status, body = self.parts.whatsapp.verify(request.query)
-        return web.Response(status=status, text=body)
-
-    async def whatsapp_post(self, request: web.Request) -> web.Response:
-        if self.parts.whatsapp is None:
-            return _json_error(404, "WhatsApp is not configured (set WHATSAPP_TOKEN and friends)")
-        body = await request.read()
-        status, text = self.parts.whatsapp.accept(body, request.headers.get("X-Hub-Signature-256"))
-        return web.Response(status=status, text=text)
-
-    # --- web chat and JSON API -------------------------------------------------------------------------------
-    async def _body(self, request: web.Request) -> Any:
-        try:
-            return json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            raise WebApiError(400, 'the body must be JSON, e.g. {"message": "Siapa ketua prodi?"}') from None
-
-    async def api_chat(self, request: web.Request) -> web.Response:
-        try:
-            body = await self._body(request)
-            data = await self.parts.web.chat(body)
-        except WebApiError as error:
-            return _json_error(error.status, error.message)
-        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
-
-    async def api_feedback(self, request: web.Request) -> web.Response:
-        try:
-            data = await self.parts.web.feedback(await self._body(request))
-        except WebApiError as error:
-            return _json_error(error.status, error.message)
-        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
-
-    async def api_retrieve(self, request: web.Request) -> web.Response:
-        try:
-            body = await self._body(request)
-            data = await self.parts.web.retrieve(body)
-        except WebApiError as error:
-            return _json_error(error.status, error.message)
-        return web.json_response(data, dumps=lambda d: json.dumps(d, ensure_ascii=False))
-
-    async def index(self, request: web.Request) -> web.FileResponse:
-        return web.FileResponse(WEB_DIR / "index.html", headers=_PAGE_HEADERS)
-
     # --- admin -----------------------------------------------------------------------------------------------
     def _admin_ok(self, request: web.Request) -> web.StreamResponse | None:
         """The one admin check every /admin route calls: None when the request carries a live admin session (and,
         for a state-changing request, that session's CSRF token in ``X-CSRF-Token``); otherwise the refusal: a
         redirect to the login form for a page, 401/403 JSON for the API. A token in the URL is never accepted."""
         if self.auth is None:
-            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+            return json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
         session = self._session(request)
         if session is None:
             if request.method == "GET" and not request.path.startswith("/admin/api/"):
                 raise web.HTTPSeeOther(location="/admin/login")
-            return _json_error(401, "not logged in: log in at /admin/login (the admin session expired or is missing)")
+            return json_error(401, "not logged in: log in at /admin/login (the admin session expired or is missing)")
         if request.method not in ("GET", "HEAD", "OPTIONS") and \
                 not self.auth.csrf_ok(session, request.headers.get("X-CSRF-Token")):
-            return _json_error(403, "CSRF token missing or wrong; reload /admin and try again")
+            return json_error(403, "CSRF token missing or wrong; reload /admin and try again")
         return None
 
     def _session(self, request: web.Request) -> Session | None:
@@ -188,7 +117,7 @@ class _Routes:
         for key, value in values.items():
             text = text.replace("{{" + key + "}}", html.escape(value, quote=True))
         return web.Response(text=text, status=status, content_type="text/html", charset="utf-8",
-                            headers={**_PAGE_HEADERS, "Cache-Control": "no-store"})
+                            headers={**PAGE_HEADERS, "Cache-Control": "no-store"})
 
     async def admin_page(self, request: web.Request) -> web.StreamResponse:
         refused = self._admin_ok(request)
@@ -200,7 +129,7 @@ class _Routes:
 
     async def admin_login_form(self, request: web.Request) -> web.StreamResponse:
         if self.auth is None:
-            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+            return json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
         if self._session(request) is not None:
             raise web.HTTPSeeOther(location="/admin")
         note = "Anda sudah keluar." if "keluar" in request.query else ""
@@ -209,7 +138,7 @@ class _Routes:
     async def admin_login(self, request: web.Request) -> web.StreamResponse:
         """POST /admin/login (form field ``token``): a session cookie and a redirect to /admin, or the form again."""
         if self.auth is None:
-            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+            return json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
         client = request.remote or "unknown"
         wait = self.auth.retry_after(client)
         if wait:
@@ -237,7 +166,7 @@ class _Routes:
     async def admin_logout(self, request: web.Request) -> web.StreamResponse:
         """POST /admin/logout (form field ``csrf``): revoke the session, delete the cookie, back to the form."""
         if self.auth is None:
-            return _json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
+            return json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
         session = self._session(request)
         try:
             form = await request.post()
@@ -272,12 +201,12 @@ class _Routes:
         if refused is not None:
             return refused
         if self.parts.reindex is None:
-            return _json_error(503, "reindex is not available in this process")
+            return json_error(503, "reindex is not available in this process")
         try:
             result = await resolve(self.parts.reindex())
         except Exception as error:
             logger.exception("reindex from the admin page failed")
-            return _json_error(409, f"reindex could not start: {error}")
+            return json_error(409, f"reindex could not start: {error}")
         return web.json_response({"started": True, "detail": str(result) if result else ""}, status=202)
 
     # --- admin: run pages, live progress, trends (bot.run_views) ------------------------------------------------
@@ -286,14 +215,14 @@ class _Routes:
         if refused is not None:
             return refused
         if self.parts.admin_runs is None:
-            return _json_error(503, "run history is not available in this process")
+            return json_error(503, "run history is not available in this process")
         return None
 
     async def admin_run_page(self, request: web.Request) -> web.StreamResponse:
         refused = self._admin_ok(request)
         if refused is not None:
             return refused
-        return web.FileResponse(WEB_DIR / "run.html", headers=_PAGE_HEADERS)
+        return web.FileResponse(WEB_DIR / "run.html", headers=PAGE_HEADERS)
 
     async def admin_overview(self, request: web.Request) -> web.Response:
         refused = self._admin_runs(request)
@@ -316,7 +245,7 @@ class _Routes:
         run_id = request.match_info["run_id"]
         data = await self.parts.admin_runs.detail(run_id)
         if data is None:
-            return _json_error(404, f"no run {run_id!r}; see /admin for the run history")
+            return json_error(404, f"no run {run_id!r}; see /admin for the run history")
         if request.query.get("download"):
             raw = {"run": data["run"], "log": data["log"]}
             return web.Response(text=json.dumps(raw, ensure_ascii=False, indent=2, default=str),
@@ -330,7 +259,7 @@ class _Routes:
         if refused is not None:
             return refused
         if self.parts.admin_insights is None:
-            return _json_error(503, "insights are not available in this process")
+            return json_error(503, "insights are not available in this process")
         return None
 
     async def _blocking(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -353,7 +282,7 @@ class _Routes:
         try:
             seconds = parse_period(period)
         except ValueError as error:
-            return _json_error(400, str(error))
+            return json_error(400, str(error))
         since = time.time() - seconds
         data = {
             "period": period,
@@ -371,26 +300,26 @@ class _Routes:
         if refused is not None:
             return refused
         try:
-            body = await self._body(request)
+            body = await read_json(request)
         except WebApiError as error:
-            return _json_error(error.status, error.message)
+            return json_error(error.status, error.message)
         if not isinstance(body, dict):
-            return _json_error(400, 'send a JSON object: {"question": "...", "answer": "..."}')
+            return json_error(400, 'send a JSON object: {"question": "...", "answer": "..."}')
         fields = {k: body.get(k) for k in ("question", "answer", "link", "expires")}
         if not all(isinstance(v, str) or v is None for v in fields.values()):
-            return _json_error(400, "question, answer, link and expires must be text")
+            return json_error(400, "question, answer, link and expires must be text")
         answer_id = body.get("id")
         if answer_id is not None and (isinstance(answer_id, bool) or not isinstance(answer_id, int)):
-            return _json_error(400, "id must be the number of an existing admin answer")
+            return json_error(400, "id must be the number of an existing admin answer")
         try:
             saved = await self._blocking(
                 self.parts.admin_insights.save_answer, question=fields["question"] or "",
                 answer=fields["answer"] or "", link=fields["link"] or "", expires=fields["expires"] or "",
                 author="admin (web)", answer_id=answer_id)
         except ValueError as error:
-            return _json_error(400, str(error))
+            return json_error(400, str(error))
         except RuntimeError as error:
-            return _json_error(409, f"saved, but the index could not be rebuilt: {error}")
+            return json_error(409, f"saved, but the index could not be rebuilt: {error}")
         pending = getattr(self.parts.admin_insights, "last_rebuild", None) == "pending"
         return web.json_response({"answer": saved.as_json(), "indexed": not pending}, status=201,
                                  dumps=lambda d: json.dumps(d, ensure_ascii=False))
@@ -401,10 +330,10 @@ class _Routes:
             return refused
         raw = request.match_info["answer_id"]
         if not raw.isdigit():
-            return _json_error(404, f"no admin answer {raw!r}")
+            return json_error(404, f"no admin answer {raw!r}")
         deleted = await self._blocking(self.parts.admin_insights.delete_answer, int(raw), "admin (web)")
         if not deleted:
-            return _json_error(404, f"no admin answer {raw} (or it was already deleted)")
+            return json_error(404, f"no admin answer {raw} (or it was already deleted)")
         return web.json_response({"deleted": int(raw)})
 
     # --- health and metrics ----------------------------------------------------------------------------------
@@ -428,7 +357,7 @@ class _Routes:
 
     async def metrics(self, request: web.Request) -> web.Response:
         if self.parts.metrics is None:
-            return _json_error(404, "metrics are not enabled")
+            return json_error(404, "metrics are not enabled")
         if self.parts.before_metrics is not None:
             try:
                 self.parts.before_metrics()
@@ -444,12 +373,8 @@ def build_server(parts: ServerParts) -> web.Application:
     """The aiohttp Application with every route (run it with ``web.AppRunner``)."""
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_errors])
     routes = _Routes(parts)
-    app.router.add_post("/telegram/webhook", routes.telegram_webhook)
-    app.router.add_get("/whatsapp/webhook", routes.whatsapp_verify)
-    app.router.add_post("/whatsapp/webhook", routes.whatsapp_post)
-    app.router.add_post("/api/chat", routes.api_chat)
-    app.router.add_post("/api/retrieve", routes.api_retrieve)
-    app.router.add_post("/api/feedback", routes.api_feedback)
+    for method, path, handler in parts.channel_routes:
+        app.router.add_route(method, path, handler)
     app.router.add_get("/admin", routes.admin_page)
     app.router.add_get("/admin/login", routes.admin_login_form)
     app.router.add_post("/admin/login", routes.admin_login)
@@ -466,6 +391,5 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_get("/healthz", routes.healthz)
     app.router.add_get("/readyz", routes.readyz)
     app.router.add_get("/metrics", routes.metrics)
-    app.router.add_get("/", routes.index)
     app.router.add_static("/static/", WEB_DIR, show_index=False)
     return app

@@ -252,15 +252,17 @@ class ChannelStores:
             await self.client.aclose()
 
 
-def build_channel_stores(settings: Settings) -> ChannelStores:
-    """Conversation window (HISTORY_WINDOW, CONVERSATION_TTL_DAYS), feedback, per-user state and dedup."""
+def build_channel_stores(settings: Settings, *, in_memory: bool = False) -> ChannelStores:
+    """Conversation window (HISTORY_WINDOW, CONVERSATION_TTL_DAYS), feedback, per-user state and dedup; in this
+    process's memory without REDIS_URL or with ``in_memory`` (the console chat)."""
     from storage.conversations import MemoryConversationStore, RedisConversationStore
     from storage.dedup import MessageDeduper, UserState
     from storage.feedback import FeedbackStore
     from storage.redis_guard import RedisGuard, connect_redis
 
-    if not settings.redis_url:
-        logger.info("REDIS_URL is not set: conversation memory stays in this process")
+    if in_memory or not settings.redis_url:
+        if not in_memory:
+            logger.info("REDIS_URL is not set: conversation memory stays in this process")
         return ChannelStores(
             conversations=MemoryConversationStore(window=settings.answers.history_window),
             feedback=FeedbackStore(),
@@ -280,9 +282,10 @@ def build_channel_stores(settings: Settings) -> ChannelStores:
     )
 
 
-def build_chat_service(settings: Settings, answerer, stores: ChannelStores, **callables):  # -> ChatService
+def build_chat_service(settings: Settings, answerer, stores: ChannelStores, *, rate_limit_per_minute=None,
+                       **callables):  # -> ChatService
     """The channel-neutral ChatService; ``callables``: status_provider, reindex_trigger, queue_depth,
-    question_log, admin_answer."""
+    question_log, admin_answer. ``rate_limit_per_minute`` overrides USER_RATE_LIMIT_PER_MINUTE (the console)."""
     from handlers.chat import ChatService
 
     return ChatService(
@@ -291,7 +294,7 @@ def build_chat_service(settings: Settings, answerer, stores: ChannelStores, **ca
         stores.feedback,
         stores.state,
         admin_ids=settings.channels.admin_ids,
-        rate_limit_per_minute=settings.channels.user_rate_limit_per_minute,
+        rate_limit_per_minute=rate_limit_per_minute or settings.channels.user_rate_limit_per_minute,
         history_window=settings.answers.history_window,
         answer_timeout=settings.llm_timeout_seconds * 3,
         **callables,
@@ -497,15 +500,15 @@ def build_tick_claims(settings: Settings, redis=None):  # -> storage.locks.Claim
     return make_claims("file", directory=settings.data_dir / "locks" / "ticks")
 
 
-def build_admin_notifier(settings: Settings):  # -> bot.ops.telegram_notifier.TelegramNotifier | None
-    """Admin notifications on Telegram (TELEGRAM_TOKEN + ADMIN_IDS), or None."""
-    if not settings.channels.telegram_token or not settings.channels.admin_ids:
+def build_admin_notifier(settings: Settings):  # -> bot.channels.telegram.TelegramAdminNotifier | None
+    """Admin notifications on Telegram (TELEGRAM_TOKEN + ADMIN_IDS) through python-telegram-bot, or None."""
+    channels = settings.channels
+    if not channels.telegram_token or not channels.admin_ids:
         return None
-    from bot.ops.telegram_notifier import TelegramNotifier
+    from bot.channels.telegram import TelegramAdminNotifier
 
-    return TelegramNotifier(
-        settings.channels.telegram_token.get_secret_value(), settings.channels.admin_ids, api_base_url=settings.channels.telegram_api_base_url
-    )
+    return TelegramAdminNotifier(channels.telegram_token.get_secret_value(), channels.admin_ids,
+                                 base_url=channels.telegram_api_base_url)
 
 
 def _crawl_counts(report) -> Any:  # -> sync_jobs.reindex.CrawlCounts

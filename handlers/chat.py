@@ -23,7 +23,8 @@ from storage.dedup import UserState
 from storage.feedback import FEEDBACK_VALUES, FeedbackStore
 from storage.models import Message
 
-__all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "UserRef"]
+__all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "UserRef", "feedback_ids",
+           "parse_feedback_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,23 @@ ReindexTrigger = Callable[[str], Awaitable[Any] | Any]  # called with the reques
 # an admin answer from /jawab: (question, answer, author user key) -> the stored answer's id
 AdminAnswerWriter = Callable[[str, str, str], Awaitable[Any] | Any]
 
+# every command ChatService.command runs ("bantuan" is an alias of "help"); each channel offers these
 COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback", "jawab")
+
+
+def feedback_ids(trace_id: str) -> tuple[str, str]:
+    """The ids of the 👍/👎 buttons under an answer: ``fb:up:<trace>`` and ``fb:down:<trace>`` (without a trace id,
+    ``fb:up`` / ``fb:down``: the user's last answer)."""
+    return (f"fb:up:{trace_id}", f"fb:down:{trace_id}") if trace_id else ("fb:up", "fb:down")
+
+
+def parse_feedback_id(data: str) -> tuple[str, str] | None:
+    """A button id from :func:`feedback_ids` → ``(value, trace_id)``; ``fb:up`` alone (trace ""): the last answer.
+    None for any other id."""
+    parts = (data or "").split(":", 2)
+    if len(parts) >= 2 and parts[0] == "fb":
+        return parts[1], parts[2] if len(parts) == 3 else ""
+    return None
 
 
 class QuestionLog(Protocol):

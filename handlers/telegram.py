@@ -14,7 +14,6 @@ Policies:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import html
 import logging
@@ -33,8 +32,9 @@ from telegram.ext import (
 )
 
 from handlers import texts
-from handlers.chat import ChatService, Reply, UserRef
+from handlers.chat import COMMANDS, ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
 from handlers.formatting import format_sources_html, split_message
+from handlers.progress import answer_with_progress
 
 __all__ = ["TelegramHandlers", "escape_and_split"]
 
@@ -42,7 +42,6 @@ logger = logging.getLogger(__name__)
 
 TELEGRAM_LIMIT = 4096
 TYPING_INTERVAL = 4.0
-COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "jawab")
 
 
 def escape_and_split(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
@@ -138,10 +137,10 @@ class TelegramHandlers:
             return
         notice = ""
         try:
-            parts = (query.data or "").split(":", 2)
+            vote = parse_feedback_id(query.data or "")
             user = _user(update)
-            if user is not None and len(parts) >= 2 and parts[0] == "fb":
-                reply = await self.service.feedback(user, parts[2] if len(parts) == 3 else "", parts[1])
+            if user is not None and vote is not None:
+                reply = await self.service.feedback(user, vote[1], vote[0])
                 notice = reply.text
                 if reply.kind != "notice" and query.message is not None:
                     with contextlib.suppress(TelegramError):
@@ -186,28 +185,17 @@ class TelegramHandlers:
         """Run the ChatService while re-sending the typing action and showing the queue position."""
         chat_id = message.chat_id
         bot = context.bot
-        told_position = False
 
-        async def keep_typing() -> None:
-            while True:
-                with contextlib.suppress(TelegramError):
-                    await bot.send_chat_action(chat_id, ChatAction.TYPING)
-                await asyncio.sleep(self.typing_interval)
+        async def typing() -> None:
+            with contextlib.suppress(TelegramError):
+                await bot.send_chat_action(chat_id, ChatAction.TYPING)
 
-        async def on_position(position: int) -> None:
-            nonlocal told_position
-            if position >= 1 and not told_position:
-                told_position = True
-                with contextlib.suppress(TelegramError):
-                    await bot.send_message(chat_id, texts.QUEUED.format(position=position))
+        async def notice(text: str) -> None:
+            with contextlib.suppress(TelegramError):
+                await bot.send_message(chat_id, text)
 
-        typing = asyncio.create_task(keep_typing())
-        try:
-            return await self.service.handle(user, text, on_position=on_position)
-        finally:
-            typing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await typing
+        return await answer_with_progress(self.service, user, text, typing=typing, notice=notice,
+                                          interval=self.typing_interval)
 
     async def send_reply(self, message: Message, reply: Reply) -> None:
         """Send a Reply: escaped parts, sources as links, 👍/👎 buttons on the last part of an answer."""
@@ -223,9 +211,9 @@ class TelegramHandlers:
                 parts.append(sources[:TELEGRAM_LIMIT])
         markup = None
         if reply.feedback_id:
-            up, down = f"fb:up:{reply.feedback_id}", f"fb:down:{reply.feedback_id}"
+            up, down = feedback_ids(reply.feedback_id)
             if len(up.encode()) > 64 or len(down.encode()) > 64:  # callback data limit: fall back to "last answer"
-                up, down = "fb:up", "fb:down"
+                up, down = feedback_ids("")
             markup = InlineKeyboardMarkup(
                 [[InlineKeyboardButton("👍", callback_data=up), InlineKeyboardButton("👎", callback_data=down)]]
             )

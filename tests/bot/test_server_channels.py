@@ -123,7 +123,7 @@ async def test_bad_signature_is_refused_and_nothing_is_processed(served, apis):
     body = json.dumps(payload).encode()
     async with served.test_session.post("/whatsapp/webhook", data=body) as r:  # no header at all
         assert r.status == 403
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     assert apis.graph() == [] and served.test_answerer.calls == []
 
 
@@ -132,7 +132,7 @@ async def test_three_deliveries_of_one_message_give_one_reply(served, apis):
     payload = wa_text("Berapa SKS mata kuliah Basis Data?", msg_id="wamid.DUP")
     for _ in range(3):
         assert (await post_wa(served.test_session, payload))[0] == 200
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     assert len(apis.graph("text")) == 1
     assert len(served.test_answerer.calls) == 1
 
@@ -142,7 +142,7 @@ async def test_malformed_json_is_400_and_odd_shapes_are_acknowledged(served, api
     assert (await post_wa(served.test_session, b"{not json"))[0] == 400
     for odd in ([], {"entry": "x"}, {"entry": [{"changes": [{"value": {"messages": [{"id": 5}]}}]}]}, None, 7):
         assert (await post_wa(served.test_session, json.dumps(odd).encode()))[0] == 200
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     assert apis.graph() == []
 
 
@@ -153,13 +153,13 @@ async def test_whatsapp_media_gets_notice_buttons_give_feedback_statuses_ignored
     msg.pop("text")
     msg["image"] = {"id": "media-1", "mime_type": "image/jpeg"}
     await post_wa(served.test_session, image)
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     assert [c.params["text"]["body"] for c in apis.graph("text")] == [texts.TEXT_ONLY]
 
     status = {"entry": [{"changes": [{"field": "messages", "value": {"statuses": [
         {"id": "wamid.X", "status": "delivered", "recipient_id": "6281234", "timestamp": "1"}]}}]}]}
     await post_wa(served.test_session, status)
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     assert len(apis.graph()) == 1  # nothing new
 
     button = wa_text("", msg_id="wamid.BTN")
@@ -168,17 +168,17 @@ async def test_whatsapp_media_gets_notice_buttons_give_feedback_statuses_ignored
     msg.pop("text")
     msg["interactive"] = {"type": "button_reply", "button_reply": {"id": "fb:up:trace123", "title": "👍 Membantu"}}
     await post_wa(served.test_session, button)
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     entries = await served.stores.feedback.entries("whatsapp:6281234")
     assert [(e.trace_id, e.value) for e in entries] == [("trace123", "up")]
     assert apis.graph("text")[-1].params["text"]["body"] == texts.FEEDBACK_THANKS_UP
 
 
 async def test_graph_api_5xx_and_429_are_retried(served, apis):
-    served.whatsapp.graph.config = dataclasses.replace(served.whatsapp.graph.config, backoff_seconds=0.01)
+    served.channel("whatsapp").webhook.graph.config = dataclasses.replace(served.channel("whatsapp").webhook.graph.config, backoff_seconds=0.01)
     apis.graph_failures.extend([500, 429])  # the next two Graph calls fail, whichever they are
     await post_wa(served.test_session, wa_text("Apa saja laboratorium yang tersedia?", msg_id="wamid.R"))
-    await served.whatsapp.drain()
+    await served.channel("whatsapp").webhook.drain()
     assert apis.graph_failures == []
     failed = [c for c in apis.graph() if c.status != 200]
     assert sorted(c.status for c in failed) == [429, 500]

@@ -22,7 +22,7 @@ async def test_polling_mode_deletes_the_webhook_and_answers_updates(redis_url, d
     )
     await app.start()
     try:
-        assert app.telegram_mode == "polling"
+        assert app.channel("telegram").mode == "polling"
         assert apis.telegram("deleteWebhook") and not apis.telegram("setWebhook")
         await apis.telegram_updates.put(text_update("Apa saja laboratorium yang tersedia?", user_id=808))
         await apis.wait_for(lambda: apis.telegram("sendMessage"))
@@ -45,7 +45,7 @@ async def test_unreachable_bot_api_disables_telegram_but_serves_the_web(data_dir
     )
     await app.start()
     try:
-        assert app.telegram is None
+        assert app.channel("telegram").application is None
         assert any("Telegram disabled" in r.getMessage() for r in caplog.records)
         async with aiohttp.ClientSession() as s:
             async with s.post(f"http://127.0.0.1:{app.port}/api/chat", json={"message": "Siapa ketua prodi?"}) as r:

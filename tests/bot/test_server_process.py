@@ -59,7 +59,8 @@ async def test_serve_process_handles_every_payload_and_stops_cleanly(redis_url, 
     )
     try:
         line = await asyncio.wait_for(proc.stdout.readline(), timeout=120)
-        assert json.loads(line) == {"serving": f"http://127.0.0.1:{port}", "telegram": "webhook", "whatsapp": True}
+        assert json.loads(line) == {"serving": f"http://127.0.0.1:{port}", "web": True, "telegram": "webhook",
+                                    "whatsapp": True}
         base = f"http://127.0.0.1:{port}"
         async with aiohttp.ClientSession(base_url=base) as s:
             statuses = []

@@ -65,11 +65,11 @@ async def send_wa(app, body: bytes) -> int:
 
 async def settle(app) -> None:
     """Wait until Telegram's update queue is empty and no new Bot/Graph API call arrives for a moment."""
-    await app.whatsapp.drain()
+    await app.channel("whatsapp").webhook.drain()
     while True:
         before = len(app.apis.calls)
         await asyncio.sleep(0.3)
-        if app.telegram.update_queue.empty() and len(app.apis.calls) == before:
+        if app.channel("telegram").application.update_queue.empty() and len(app.apis.calls) == before:
             return
 
 

@@ -73,7 +73,7 @@ async def test_whatsapp_end_to_end_with_the_real_pipeline(pipeline, redis_url, d
             async with s.post(f"http://127.0.0.1:{app.port}/whatsapp/webhook", data=body,
                               headers={"X-Hub-Signature-256": sig}) as r:
                 assert r.status == 200
-        await app.whatsapp.drain()
+        await app.channel("whatsapp").webhook.drain()
         reply = apis.graph("text")[0].params["text"]["body"]
         assert "Rahmat Hidayat" in reply and "/profil.html" in reply
     finally:
@@ -84,7 +84,7 @@ async def test_whatsapp_end_to_end_with_the_real_pipeline(pipeline, redis_url, d
 async def test_telegram_answer_from_the_real_pipeline_has_a_source_link(service, pipeline, fake_apis):
     from telegram import Update
 
-    from bot.telegram_app import build_telegram_application
+    from bot.channels.telegram import build_telegram_application
     from handlers.telegram import TelegramHandlers
     from tests.auxil.telegram_offline import text_update
 

@@ -9,7 +9,7 @@ import pytest
 from telegram import Update
 from telegram.ext import Application
 
-from bot.telegram_app import build_telegram_application
+from bot.channels.telegram import build_telegram_application
 from handlers import texts
 from handlers.telegram import TelegramHandlers, escape_and_split
 from tests.auxil.telegram_offline import (

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot import wiring
+from bot.channels.telegram import TelegramAdminNotifier
 from bot.insights import DigestSender, Insights
-from bot.ops.telegram_notifier import TelegramNotifier
 from bot.scheduler import ReindexSchedule
 from bot.settings import load_settings
 from storage.insights import InsightsStore
@@ -68,7 +68,7 @@ async def test_the_digest_of_a_seeded_week_reaches_the_admins(data_dir, embed):
     store.save_answer(question="Kapan jadwal cuti kuliah diajukan?", answer="Cuti diajukan di SIAKAD.", author="a")
     apis = await FakeApis().start()
     try:
-        notify = TelegramNotifier("123:abc", ["telegram:111", "222"], api_base_url=apis.telegram_base)
+        notify = TelegramAdminNotifier("123:abc", ["telegram:111", "222"], base_url=apis.telegram_base)
         claims = make_claims("file", directory=data_dir / "locks" / "ticks")
         sender = DigestSender(insights, runs, notify, claims=claims)
         tick = datetime(2026, 11, 23, 7, 0, tzinfo=ZoneInfo("Asia/Jakarta"))

@@ -8,9 +8,9 @@ import sqlite3
 
 import redis.asyncio as aioredis
 
+from bot.channels.telegram import TelegramAdminNotifier
 from bot.ops.index_watcher import IndexWatcher
 from bot.ops.summary import format_run_summary
-from bot.ops.telegram_notifier import TelegramNotifier
 from storage.runs import JobRun
 from sync_jobs.reindex import promote_tables
 from tests.auxil.fake_apis import FakeApis
@@ -19,8 +19,8 @@ from tests.auxil.fake_apis import FakeApis
 async def test_telegram_notifier_sends_to_telegram_admins_only() -> None:
     apis = await FakeApis().start()
     try:
-        notify = TelegramNotifier("123:abc", ["111", "telegram:222", "whatsapp:6281234", " "],
-                                  api_base_url=apis.telegram_base)
+        notify = TelegramAdminNotifier("123:abc", ["111", "telegram:222", "whatsapp:6281234", " "],
+                                       base_url=apis.telegram_base)
         sent = await notify("Halo admin")
         assert sent == 2
         calls = apis.telegram("sendMessage")
@@ -33,7 +33,7 @@ async def test_telegram_notifier_sends_to_telegram_admins_only() -> None:
 
 
 async def test_telegram_notifier_survives_an_unreachable_api() -> None:
-    notify = TelegramNotifier("123:abc", ["111"], api_base_url="http://127.0.0.1:9/bot", timeout_seconds=2)
+    notify = TelegramAdminNotifier("123:abc", ["111"], base_url="http://127.0.0.1:9/bot", timeout_seconds=2)
     assert await notify("x") == 0
 
 
