@@ -88,7 +88,7 @@ ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
 }
 FULL = "full pipeline"
 
-# --- the thesis's numbers (seed 000, BAB IV), for the side-by-side retrieval columns ----------------------------
+# --- the thesis's numbers (docs/answers.md), for the side-by-side retrieval columns ----------------------------
 THESIS_RETRIEVAL_GLOBAL = {  # Tabel 4.29 (FAISS + BM25, 30 queries)
     "mrr": {3: 0.2167, 5: 0.2583, 10: 0.2821},
     "recall": {3: 0.1806, 5: 0.3500, 10: 1.0278},

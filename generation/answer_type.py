@@ -1,4 +1,4 @@
-"""What kind of answer a question wants (seed 002's numeric/entity finalizer idea), and whether a sentence can
+"""What kind of answer a question wants (the finalizer of docs/answers.md, "The finalizer: answer types and cited spans"), and whether a sentence can
 carry it: "berapa" needs a number, "kapan" a time, "siapa" a person, a fee question an amount of money. A sentence
 of the right topic but without the right kind of answer is not support."""
 

@@ -39,17 +39,17 @@ FORMAT_VERSION = 1
 
 # The signals, each in 0..1 (or close to it), all computed by the pipeline before it decides:
 FEATURES = (
-    "retrieval_confidence",  # seed 004 eq. 1–8 over the top dense distances
+    "retrieval_confidence",  # eq. 1–8 over the top dense distances (docs/answers.md)
     "top_cosine",  # cosine(query, best hit)
     "top_sentence_similarity",  # cosine(query, best evidence sentence)
-    "anchor_coverage",  # idf-weighted share of the question's anchors in the cited chunk (seed 002)
+    "anchor_coverage",  # idf-weighted share of the question's anchors in the cited chunk (docs/answers.md)
     "sentence_coverage",  # … in the cited sentence itself
     "max_missing_anchor",  # weight of the heaviest anchor the cited chunk lacks, relative to the heaviest anchor
     "span_accepted",  # the LLM's span sits in a strong evidence sentence
     "span_in_cited",  # … in the sentence the reply cites first
     "type_match",  # the reply can carry the answer type the question wants (number, time, person, money)
     "numbers_present",  # the question's numbers and years are in the cited chunk
-    "llm_confidence",  # DRAGIN confidence 1 − H̄/ln k from the token entropies (seed 004 eq. 9–12); 0 without LLM
+    "llm_confidence",  # DRAGIN confidence 1 − H̄/ln k from the token entropies (eq. 9–12, docs/answers.md); 0 without LLM
     "page_margin",  # fused score of the best page minus that of the best other page
     "evidence_score",  # the cited sentence's evidence score (lexical + embedding + chunk coverage)
 )

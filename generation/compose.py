@@ -1,4 +1,4 @@
-"""Composing replies: the standard abstention message and cited extractive/span answers (seed 002's finalizer)."""
+"""Composing replies: the standard abstention message and cited extractive/span answers (docs/answers.md, "The finalizer: answer types and cited spans")."""
 
 from __future__ import annotations
 

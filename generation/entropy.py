@@ -1,4 +1,4 @@
-"""Token entropy (seed 004 §2, eq. 9–12): per-token Shannon entropy over the top-k candidates and the DRAGIN
+"""Token entropy (eq. 9–12 of docs/answers.md, "Token entropy and DRAGIN rounds"): per-token Shannon entropy over the top-k candidates and the DRAGIN
 confidence derived from the mean."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def entropy_from_logits(logits: np.ndarray, k: int = TOP_K) -> float:
 
 
 def mean_entropy(entropies: Sequence[float]) -> float:
-    """Eq. 11; an empty answer counts as maximally uncertain (seed 004 §2.4 edge cases)."""
+    """Eq. 11; an empty answer counts as maximally uncertain (docs/answers.md, the edge cases of eq. 9–12)."""
     if not entropies:
         return _H_MAX
     return float(sum(entropies) / len(entropies))

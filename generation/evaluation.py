@@ -1,7 +1,7 @@
 """Answer evaluation: each item's outcome (answerable: correct / wrong / abstained; unanswerable: refused /
 answered), gold-span containment, token F1, abstention precision/recall, cited-page relevance, degenerate and
 template-leak rates, citation rate, semantic similarity and answer relevancy (embeddings), faithfulness (share of
-answer sentences supported by the retrieved context) and PCA/CPR on constraint items (seed 001).
+answer sentences supported by the retrieved context) and PCA/CPR on constraint items (docs/answers.md, "Constraint metrics: PCA and CPR").
 
 Two of these hold by construction for the pipeline's replies and are not evidence of quality: faithfulness (an
 extractive reply is checked against the very chunks it was copied from, with the pipeline's own support check) and
@@ -186,7 +186,7 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
     m["faithfulness_with_context"] = _mean(faiths_ctx)
     m["faithfulness_n"] = len(faiths_ctx)
 
-    # PCA / CPR (seed 001) on items with expected_items: recall of the expected items in the answer, and the
+    # PCA / CPR (docs/answers.md) on items with expected_items: recall of the expected items in the answer, and the
     # share of listed items (course codes or known names) that satisfy the constraints
     pcas, cprs = [], []
     vocab = list(dict.fromkeys(item_vocabulary))

@@ -1,6 +1,6 @@
 """Degeneration detector: repeated n-grams, prompt/template echo, system-prompt fragments, wrong language, empty.
 
-The thesis's TinyLlama looped in ~20% of answers and leaked its template in ~30% (seed 000 §4.3.5); nothing the
+The thesis's TinyLlama looped in ~20% of answers and leaked its template in ~30% (docs/answers.md, "Degeneration and template leaks"); nothing the
 detector flags may reach a student.
 """
 

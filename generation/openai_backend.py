@@ -1,7 +1,7 @@
 """OpenAI-compatible HTTP backend (llama.cpp server, vLLM, …): ``LLM_BACKEND=openai`` with ``LLM_ENDPOINT``.
 
 Completion-format prompts go to ``/completions``, chat messages to ``/chat/completions``; both at temperature 0 with
-top log-probabilities, from which the per-token entropy is computed the same way as in-process (seed 004 eq. 9–10).
+top log-probabilities, from which the per-token entropy is computed the same way as in-process (eq. 9–10 of docs/answers.md, "Token entropy and DRAGIN rounds").
 Blocking (urllib); the LLM pool runs it in its worker thread. Every request has a timeout.
 """
 

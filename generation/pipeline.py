@@ -1,5 +1,6 @@
-"""The answer pipeline: follow-up rewrite → facts → retrieve → refine (seed 004 §3) → generate with entropy →
-DRAGIN rounds (seed 003) → guards → support check → cited span / extractive answer, or abstention (seed 002).
+"""The answer pipeline: follow-up rewrite → facts → retrieve → refine → generate with entropy →
+DRAGIN rounds → guards → support check → cited span / extractive answer, or abstention (the ideas and their
+equations: docs/answers.md, "Where the ideas come from").
 
 The small base model is never trusted on its own. Abstention comes from the gates (retrieval, anchor coverage,
 support); the reply text always comes from the evidence: an LLM span is accepted only when the evidence contains it,
@@ -83,7 +84,7 @@ class StopReason:
 
 @dataclass(frozen=True, slots=True)
 class PipelineConfig:
-    """Pipeline parameters (seed 004's defaults); built from Settings in ``bot.wiring.build_pipeline``."""
+    """Pipeline parameters (docs/answers.md explains each); built from Settings in ``bot.wiring.build_pipeline``."""
 
     top_k: int = 5
     search_mode: str = "hybrid"
@@ -99,7 +100,7 @@ class PipelineConfig:
     dragin_threshold: float = 0.5
     dragin_max_iterations: int = 2
     hyde: bool = False
-    support_tau: float = 0.5  # seed 002's τ_overlap
+    support_tau: float = 0.5  # τ of docs/answers.md, "Anchors, support overlap and τ"
     support_sim_min: float = 0.85
     anchor_coverage_min: float = 0.6  # idf-weighted share of the question's anchors the cited chunk must contain
     sentence_coverage_min: float = 0.25  # … and the cited sentence itself
@@ -409,7 +410,7 @@ class AnswerPipeline:
         return "no_rows"
 
     async def _stage_retrieve(self, turn: _Turn) -> str:
-        """Hybrid retrieval; below the bypass confidence, seed 004's refinement with its validators."""
+        """Hybrid retrieval; below the bypass confidence, the refinement with its validators (docs/answers.md)."""
         cfg = self.config
         result = await self._search(turn.index, turn.query, cfg.top_k)
         turn.trace.add("retrieve", query=turn.query, confidence=round(result.confidence, 4), hits=_hits_json(result.hits))
@@ -428,7 +429,7 @@ class AnswerPipeline:
         return decision
 
     async def _stage_evidence(self, turn: _Turn) -> str:
-        """Split the hits into scored evidence sentences and measure anchor coverage (seed 002); a missing anchor
+        """Split the hits into scored evidence sentences and measure anchor coverage (docs/answers.md); a missing anchor
         gets one anchor-constrained retrieval round."""
         cfg = self.config
         turn.anchor_stems = list(dict.fromkeys(stems(turn.anchor_text)))
@@ -737,7 +738,7 @@ class AnswerPipeline:
                 float(len(words(s.text)) < 4 and ":" not in s.text),
                 # a sentence from a chunk that misses the question's anchors cannot be the cited answer
                 float(chunk_cov < self.config.anchor_coverage_min),
-                # seed 002's finalizer idea: a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
+                # the finalizer (docs/answers.md): a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
                 # number, a time or a name (display() adds the page title to "Label: value" lines)
                 float(kind is not None and not type_ok(kind, display(s))),
             )

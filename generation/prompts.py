@@ -106,7 +106,7 @@ def template_text(fmt: str) -> str:
 
 
 def build_hyde_prompt(fmt: str, question: str) -> str | list[dict[str, str]]:
-    """HyDE (seed 002): ask for a short hypothetical passage that would answer the question."""
+    """HyDE (docs/answers.md, "HyDE"): ask for a short hypothetical passage that would answer the question."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown prompt format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "completion":

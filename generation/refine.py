@@ -1,4 +1,4 @@
-"""Query rewriting: follow-ups from the conversation window, and RQ refinement with seed 004 §3's validators.
+"""Query rewriting: follow-ups from the conversation window, and RQ refinement with its validators (docs/answers.md, "Refinement validators").
 
 Refinement is deterministic (no LLM): student shorthand is expanded and fillers are dropped. A candidate is kept
 only when it stays close to the original (cosine ≥ threshold, unless it is a follow-up rewrite), keeps the main

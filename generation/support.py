@@ -1,6 +1,6 @@
 """Evidence handling: split retrieved chunks into sentences, score them against the question, measure anchor
-coverage (seed 002), and check that answer sentences are supported by the context (lexical overlap + embedding
-similarity against seed 002's τ)."""
+coverage, and check that answer sentences are supported by the context (lexical overlap + embedding
+similarity against τ; docs/answers.md, "Anchors, support overlap and τ")."""
 
 from __future__ import annotations
 

@@ -121,7 +121,7 @@ def content_words(text: str) -> list[str]:
 
 
 def anchors(question: str) -> list[str]:
-    """The question's key words (seed 002's anchors): content words, numbers and capitalised names, deduplicated."""
+    """The question's key words (the anchors of docs/answers.md): content words, numbers and capitalised names, deduplicated."""
     seen: dict[str, None] = {}
     for w in content_words(question):
         seen.setdefault(w, None)

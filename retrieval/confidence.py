@@ -1,4 +1,4 @@
-"""Retrieval confidence from the top-K dense distances (seed 004 §1, equations 1–8).
+"""Retrieval confidence from the top-K dense distances (equations 1–8 of docs/answers.md, "Retrieval confidence").
 
 The score is the product of three factors: the best similarity (eq. 1–2), how far the best similarity stands
 above the mean of the top-K (eq. 3–6, "concentration"), and a penalty for short queries (eq. 7).

@@ -5,7 +5,7 @@ At build time, documents of kind ``lecturer`` (title = name, lines ``Field: valu
 version directory. :meth:`FactsTable.lookup` parses constraints from a question ("mata kuliah semester 5 yang
 3 SKS", "dosen bidang Intelligent System", "email Prof. Suhartono"), returns the rows that satisfy all of them,
 the parsed constraints, a short Indonesian rendering with the source URLs, and the matched document ids, which
-the search fuses with the semantic hits (seed 001's weighted fusion).
+the search fuses with the semantic hits (docs/answers.md, "Structured facts fused with semantic hits").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Optional cross-encoder reranker (sentence-transformers), used when RERANKER_MODEL_PATH is set (seed 003)."""
+"""Optional cross-encoder reranker (sentence-transformers), used when RERANKER_MODEL_PATH is set (docs/answers.md, "Reranker")."""
 
 from __future__ import annotations
 

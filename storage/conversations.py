@@ -1,4 +1,4 @@
-"""Conversation memory: the last N messages per user and channel (seed 001 keeps a 20-message window).
+"""Conversation memory: the last N messages per user and channel (docs/answers.md, "Conversation window").
 
 ``RedisConversationStore`` is for production and for several replicas sharing one Redis; keys are namespaced
 (``<namespace>:conv:<user_key>``), each list is trimmed to the window and its TTL is refreshed on every append.

@@ -1,4 +1,5 @@
-"""Text normalisation shared by extraction and chunking (seed 000, Tabel 4.10, character level).
+"""Text normalisation shared by extraction and chunking (character level;
+docs/answers.md, "Text normalisation").
 
 NFKC, invisible characters removed, dashes unified, whitespace collapsed (at most one space inside a line and at
 most one blank line between paragraphs). Proper names are never case-folded: the text keeps its meaning.

@@ -117,6 +117,21 @@ def redis_url() -> Iterator[str]:
         admin.close()
 
 
+# the reindex fixtures (a warm embedding cache, a tiny editable site) for the tests of bot/ops, sync_jobs, bot
+pytest_plugins = ["tests.auxil.reindex_site"]
+
+
+# Tests that need a Redis server are marked `redis` by the fixtures they use, so `pytest -m "not redis"` runs on a
+# machine without one (`make test` runs everything and starts a throwaway Redis when none answers).
+REDIS_FIXTURES = frozenset({"redis_url", "own_redis"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if REDIS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.redis)
+
+
 @pytest.fixture
 def data_dir(tmp_path):
     path = tmp_path / "data"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from storage.runs import RunStore
-from tests.ops.test_run_views import seed_failed_run
+from tests.bot.test_run_views import seed_failed_run
 
 
 def _runs(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

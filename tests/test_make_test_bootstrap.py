@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / ".ci" / "test-env"
 
@@ -23,6 +25,7 @@ def _answers(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.redis  # it starts a redis-server of its own
 def test_without_a_redis_the_command_gets_a_throwaway_one_that_is_stopped_afterwards(tmp_path) -> None:
     dead = _dead_port()
     probe = ("import os, redis; url = os.environ['REDIS_URL']; r = redis.Redis.from_url(url, socket_timeout=5); "

@@ -12,10 +12,10 @@ from bot.app import ServeApp
 from bot.settings import Settings
 from storage.runs import RunStore
 from tests.auxil.answerer import CorpusAnswerer
+from tests.auxil.reindex_site import ops_settings
+from tests.bot.test_run_views import seed_failed_run
 from tests.browser import screenshot_dir
 from tests.browser.test_web_pages import browser, log_in  # noqa: F401 (fixture)
-from tests.ops.conftest import ops_settings
-from tests.ops.test_run_views import seed_failed_run
 
 pytestmark = pytest.mark.browser
 

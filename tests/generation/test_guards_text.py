@@ -110,7 +110,7 @@ def test_entropy_equations():
     logits = np.full(1000, -100.0, dtype=np.float32)
     logits[:10] = 5.0
     assert entropy_from_logits(logits, k=10) == pytest.approx(math.log(10), rel=1e-5)
-    # eq. 11-12 and the empty edge case (seed 004 §2.4)
+    # eq. 11-12 and the empty edge case (docs/answers.md, "Token entropy and DRAGIN rounds")
     assert mean_entropy([0.2, 0.4]) == pytest.approx(0.3)
     assert dragin_confidence([]) == 0.0
     assert dragin_confidence([0.0, 0.0]) == 1.0

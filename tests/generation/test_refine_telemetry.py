@@ -1,4 +1,4 @@
-"""Query refinement validators (seed 004 §3), follow-up rewriting, the rotating telemetry file."""
+"""Query refinement validators (docs/answers.md, "Refinement validators"), follow-up rewriting, the rotating telemetry file."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from retrieval.confidence import distance_to_similarity, retrieval_confidence
 
 
 def test_seed_worked_example():
-    # seed 004 §5.1: d = [0.20, 0.60, 1.00, 1.20, 1.80], L = 4 -> s1 0.90, mean 0.52, conc 1.0, length 0.67
+    # the worked example of docs/answers.md, "Retrieval confidence": d = [0.20, 0.60, 1.00, 1.20, 1.80], L = 4 -> s1 0.90, mean 0.52, conc 1.0, length 0.67
     conf = retrieval_confidence([0.20, 0.60, 1.00, 1.20, 1.80], 4)
     assert conf == pytest.approx(0.90 * 1.0 * (4 / 6), abs=1e-9)
     assert round(conf, 2) == 0.60

@@ -19,7 +19,7 @@ from bot.scheduler import ReindexSchedule
 from storage.docstore import DocumentStore
 from storage.redis_guard import connect_redis
 from tests.auxil.fake_apis import FakeApis
-from tests.ops.conftest import ops_settings
+from tests.auxil.reindex_site import ops_settings
 
 JAKARTA = ZoneInfo("Asia/Jakarta")
 TOEFL_QUERY = "berapa skor minimal TOEFL untuk lulus"

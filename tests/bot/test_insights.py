@@ -14,7 +14,7 @@ from storage.conversations import MemoryConversationStore
 from storage.dedup import UserState
 from storage.feedback import FeedbackStore
 from storage.insights import QuestionLog
-from tests.ops.conftest import ops_settings
+from tests.auxil.reindex_site import ops_settings
 
 pytestmark = pytest.mark.integration
 
@@ -118,7 +118,7 @@ async def test_hapus_and_thumbs_down(setup):
     alice, bob = UserRef("whatsapp", "6281234567890"), UserRef("web", "bob")
     await service.handle(alice, "Apakah ada asrama untuk mahasiswa baru? WA saya 081234567890")
     await service.handle(bob, "Berapa biaya asrama mahasiswa?")
-    answered = await service.handle(bob, ANSWERABLE[0])  # known to be answered (tests/ops/test_answer_after_reindex)
+    answered = await service.handle(bob, ANSWERABLE[0])  # known to be answered (tests/bot/ops/test_coordinator.py)
     assert not answered.answer.abstained
     await service.feedback(bob, answered.feedback_id, "down")
 

@@ -1,4 +1,5 @@
-"""Operations fixtures: settings for a crawl of a loopback site, a warm embedding cache, a tiny editable site."""
+"""Reindex fixtures (registered for every test in tests/conftest.py): settings for a crawl of a loopback site, a warm
+embedding cache, a tiny editable site."""
 
 from __future__ import annotations
 

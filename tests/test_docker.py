@@ -17,7 +17,7 @@ import yaml
 
 from bot.settings import env_names as setting_names
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _compose() -> dict:

@@ -16,7 +16,7 @@ import pytest
 from bot import wiring
 from storage.redis_guard import connect_redis
 from storage.runs import RunStore
-from tests.ops.conftest import ops_settings
+from tests.auxil.reindex_site import ops_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

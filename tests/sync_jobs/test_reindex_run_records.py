@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot import wiring
 from bot.run_views import run_detail
-from tests.ops.conftest import ops_settings
+from tests.auxil.reindex_site import ops_settings
 
 
 async def test_a_failed_run_records_valves_and_failed_pages_with_status_and_retries(mini_site, data_dir) -> None:

@@ -10,8 +10,8 @@ import psutil
 import pytest
 
 from bot import wiring
-from tests.ops.conftest import ops_settings
-from tests.ops.test_reindex_acceptance import Recorder
+from tests.auxil.reindex_site import ops_settings
+from tests.sync_jobs.test_reindex_acceptance import Recorder
 
 
 def _append_to_pages(root, count: int) -> None:

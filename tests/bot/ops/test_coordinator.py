@@ -11,7 +11,7 @@ import pytest
 from bot import wiring
 from bot.ops.coordinator import ReindexCoordinator
 from bot.scheduler import ReindexSchedule
-from tests.ops.conftest import ops_settings
+from tests.auxil.reindex_site import ops_settings
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from bot import wiring
-from tests.ops.conftest import ops_settings
-from tests.ops.test_reindex_acceptance import Recorder
+from tests.auxil.reindex_site import ops_settings
+from tests.sync_jobs.test_reindex_acceptance import Recorder
 
 
 async def test_a_robots_5xx_fails_the_run_and_the_old_index_still_serves(mini_site, data_dir) -> None:
