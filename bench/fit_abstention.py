@@ -10,6 +10,12 @@ are never used here: they are where the result is reported.
     python -m bench.fit_abstention                       # label (≈ 15 min on 2 cores), fit, write the model
     python -m bench.fit_abstention --raw rows.jsonl      # also keep the labelled rows
     python -m bench.fit_abstention --from-raw rows.jsonl # refit from kept rows without asking again
+    python -m bench.fit_abstention --from-raw rows.jsonl --select-features
+                                                         # keep only the signals that transfer between sources
+
+``--select-features`` (select_features): a model fitted on one source (IDK-MRC tune) ranks the replies of the other
+(the sample-site dev set) and vice versa; signals are dropped, one at a time, while the mean out-of-source AUC does
+not fall. A signal that tells right from wrong only on Wikipedia prose (or only on one site) is noise on a new site.
 """
 
 from __future__ import annotations
@@ -130,6 +136,13 @@ def _replies(rows: Sequence[dict[str, Any]], soft_weight: float | None = None) -
     return out
 
 
+def _reweighed(rows: Sequence[dict[str, Any]], soft_weight: float | None) -> list[dict[str, Any]]:
+    """The rows with their anchor features recomputed for ``soft_weight`` (None: as labelled)."""
+    if soft_weight is None:
+        return list(rows)
+    return [{**row, "features": rep.features} for row, rep in zip(rows, _replies(rows, soft_weight), strict=True)]
+
+
 def balanced(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each source weighing the same: the rows of the smaller sources repeated up to the largest one's count (the
     sample site's 52 dev questions are not drowned by hundreds of Wikipedia questions, whose unanswerable ones
@@ -177,6 +190,61 @@ def cross_validated(rows: Sequence[dict[str, Any]], *, soft_weight: float | None
     return point.as_json()
 
 
+def auc(scores: Sequence[float], positive: Sequence[bool]) -> float:
+    """Probability that a random positive scores above a random negative (ties count half); 0.5 if a class is
+    empty."""
+    pos = [s for s, y in zip(scores, positive, strict=True) if y]
+    neg = [s for s, y in zip(scores, positive, strict=True) if not y]
+    if not pos or not neg:
+        return 0.5
+    wins = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in pos for b in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def transfer(rows: Sequence[dict[str, Any]], features: Sequence[str], *, l2: float, monotone: bool = False
+             ) -> dict[str, float]:
+    """Out-of-source ranking quality: for each source, a model fitted on the *other* sources scores its replies;
+    the AUC of "this reply carries the gold span" (replies that reached the gate). A signal that only works on
+    Wikipedia prose, or only on the sample site, does not survive this."""
+    from generation.calibration import Calibrator
+
+    out: dict[str, float] = {}
+    for source in sorted({r["source"] for r in rows}):
+        train = [r for r in _replies([r for r in rows if r["source"] != source]) if r.features is not None]
+        test = [r for r in _replies([r for r in rows if r["source"] == source]) if r.features is not None]
+        if not train or not test:
+            continue
+        model = Calibrator.fit([r.features for r in train], [r.answerable for r in train], [r.correct for r in train],
+                               features=features, l2=l2, monotone=monotone)
+        p = model.probabilities([r.features for r in test])
+        out[source] = auc(list(p), [r.answerable and r.correct for r in test])
+    return out
+
+
+def select_features(rows: Sequence[dict[str, Any]], features: Sequence[str], *, l2: float, monotone: bool = False
+                    ) -> tuple[list[str], list[dict[str, Any]]]:
+    """Backward elimination by :func:`transfer`: drop the signal whose removal raises the mean out-of-source AUC
+    the most, while that mean does not fall (a tie drops the signal: fewer signals transfer better); (the kept
+    signals, the path with each step's per-source AUC)."""
+    current = list(features)
+    scores = transfer(rows, current, l2=l2, monotone=monotone)
+    best = sum(scores.values()) / max(len(scores), 1)
+    path: list[dict[str, Any]] = [{"dropped": None, "features": list(current), **scores, "mean": round(best, 4)}]
+    while len(current) > 1:
+        trials = []
+        for f in current:
+            cand = [g for g in current if g != f]
+            t = transfer(rows, cand, l2=l2, monotone=monotone)
+            trials.append((sum(t.values()) / max(len(t), 1), f, t, cand))
+        score, dropped, t, cand = max(trials, key=lambda x: x[0])
+        if score < best - 1e-9:
+            break
+        best, current = score, cand
+        path.append({"dropped": dropped, "features": list(current), **{k: round(v, 4) for k, v in t.items()},
+                     "mean": round(best, 4)})
+    return current, path
+
+
 def select(rows: Sequence[dict[str, Any]], soft_weights: Sequence[float], *, l2: float, target: float,
            balance: bool = False) -> tuple[float, bool, list[dict[str, Any]]]:
     """The soft-anchor weight and the sign constraint with the most correct answers at the refusal target,
@@ -191,9 +259,10 @@ def select(rows: Sequence[dict[str, Any]], soft_weights: Sequence[float], *, l2:
 
 
 def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float, soft_weight: float | None = None,
-        monotone: bool = False, selection: list[dict[str, Any]] | None = None, balance: bool = False
+        monotone: bool = False, selection: list[dict[str, Any]] | None = None, balance: bool = False,
+        features: Sequence[str] | None = None, feature_path: list[dict[str, Any]] | None = None,
         ) -> tuple[Any, dict[str, Any]]:
-    from generation.calibration import figures, refit
+    from generation.calibration import FEATURES, figures, refit
 
     sources = sorted({r["source"] for r in rows})
     fit_rows = balanced(rows) if balance else list(rows)
@@ -205,7 +274,10 @@ def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float, soft_weight
     if selection:
         meta["selection_out_of_fold"] = selection
     meta["sources_weigh_the_same"] = balance
-    model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta, monotone=monotone)
+    if feature_path:
+        meta["features_selected_out_of_source"] = feature_path
+    model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta, monotone=monotone,
+                     features=tuple(features or FEATURES))
     report: dict[str, Any] = {"overall": figures(replies, model).as_json()}
     for s in sources:
         part = [rep for rep, row in zip(_replies(rows, soft_weight), rows, strict=True) if row["source"] == s]
@@ -228,6 +300,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--soft-weights", default="",
                         help="comma-separated soft-anchor weights to choose from out of fold (e.g. 0,0.1,0.2,0.5,1), "
                              "with and without sign constraints; default: the weight the rows were labelled with")
+    parser.add_argument("--monotone", action="store_true",
+                        help="keep every weight's expected sign (without --soft-weights, which chooses it out of fold)")
+    parser.add_argument("--select-features", action="store_true",
+                        help="keep only the signals that hold out of source (select_features: fitted on one source, "
+                             "ranked on the other)")
     args = parser.parse_args(argv)
     if args.from_raw:
         rows = _load_jsonl(args.from_raw)
@@ -235,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.raw:
             args.raw.write_text("", encoding="utf-8")
         rows = label_all(args.passages, args.per_class, dev=not args.no_dev, raw=args.raw)
-    soft, mono, table = None, False, None
+    soft, mono, table = None, bool(args.monotone), None
     if args.soft_weights:
         soft, mono, table = select(rows, [float(w) for w in args.soft_weights.split(",") if w.strip()],
                                    l2=args.l2, target=args.target_refusal, balance=not args.one_source_dominates)
@@ -244,8 +321,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if soft != SOFT_ANCHOR_WEIGHT:
             print(f"fit: the chosen soft-anchor weight is {soft}; set generation.support.SOFT_ANCHOR_WEIGHT to it",
                   file=sys.stderr)
+    features, path = None, None
+    if args.select_features:
+        from generation.calibration import FEATURES
+
+        features, path = select_features(_reweighed(rows, soft), FEATURES, l2=args.l2, monotone=mono)
+        print(f"fit: signals kept out of source: {', '.join(features)}", file=sys.stderr)
     model, report = fit(rows, l2=args.l2, target=args.target_refusal, soft_weight=soft, monotone=mono, selection=table,
-                        balance=not args.one_source_dominates)
+                        balance=not args.one_source_dominates, features=features, feature_path=path)
     model.save(args.out)
     print(json.dumps({"model": str(args.out), "threshold": round(model.threshold, 4), "report": report},
                      ensure_ascii=False, indent=1))

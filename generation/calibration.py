@@ -378,11 +378,13 @@ def refit(
     min_per_class: int = 15,
     meta: dict[str, Any] | None = None,
     monotone: bool | None = None,
+    features: Sequence[str] = FEATURES,
 ) -> tuple[Calibrator, str]:
     """Fit on labelled replies: the weights when there are at least ``min_per_class`` correct replies and as many
     others among those that reached the gate (shrunk towards ``prior`` when given), else only the threshold of
     ``prior``. The threshold is chosen over every reply, settled or not, so the target holds for what students
     see. ``monotone`` (default: as ``prior`` was fitted): keep every weight's expected sign (:data:`DIRECTIONS`).
+    ``features``: the signals of a model fitted without a prior (a prior keeps its own).
     Returns the model and what was refitted ("weights+threshold" or "threshold")."""
     if monotone is None:
         monotone = bool(prior is not None and prior.meta.get("monotone"))
@@ -390,7 +392,8 @@ def refit(
     positives = sum(1 for r in gated if r.answerable and r.correct)
     if positives >= min_per_class and len(gated) - positives >= min_per_class:
         model = Calibrator.fit([r.features or {} for r in gated], [r.answerable for r in gated], [r.correct for r in gated],
-                               l2=l2, target_refusal=target_refusal, prior=prior, meta=meta, monotone=monotone)
+                               l2=l2, target_refusal=target_refusal, prior=prior, meta=meta, monotone=monotone,
+                               features=features)
         how = "weights+threshold"
     elif prior is not None:
         model, how = prior, "threshold"
