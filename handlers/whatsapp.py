@@ -1,12 +1,13 @@
 """WhatsApp Cloud API adapter on pywa (``pywa_async`` 4.5): signature and subscription checks, typed updates, sending.
 
-The HTTP route stays in ``bot/server.py`` (aiohttp); it hands the raw body and the ``X-Hub-Signature-256`` header to
-``WhatsAppWebhook.accept``. pywa runs without a web server of its own (no ``server``, no callback URL), so there is
-no second web framework. ``accept`` checks the signature with pywa's validator, splits the delivery into one update
-per user message, reads each with pywa's typed updates (``Message``, ``CallbackButton``, ``CallbackSelection``,
-``EditedMessage``), schedules their processing in background tasks (references kept, drained on shutdown) and
-returns at once, so Meta gets its 200 quickly. Sending goes through ``pywa_async.WhatsApp`` on its own
-``httpx.AsyncClient`` (timeout; base URL ``WHATSAPP_GRAPH_BASE_URL``) with our retries on 429/5xx/network errors.
+The HTTP route stays on the bot's shared aiohttp server (``bot/channels/whatsapp.py``); it hands the raw body and
+the ``X-Hub-Signature-256`` header to ``WhatsAppWebhook.accept``. pywa runs without a web server of its own (no
+``server``, no callback URL), so there is no second web framework. ``accept`` checks the signature with pywa's
+validator, splits the delivery into one update per user message, reads each with pywa's typed updates
+(``Message``, ``CallbackButton``, ``CallbackSelection``, ``EditedMessage``), schedules their processing in
+background tasks (references kept, drained on shutdown) and returns at once, so Meta gets its 200 quickly.
+Sending goes through ``pywa_async.WhatsApp`` on its own ``httpx.AsyncClient`` (timeout; base URL
+``WHATSAPP_GRAPH_BASE_URL``) with our retries on 429/5xx/network errors.
 
 Why not pywa's ``webhook_update_handler``: ``accept`` must answer synchronously, and that handler is a coroutine that
 reads only ``messages[0]`` and ``contacts[0]`` of a delivery, keeps its own in-process duplicate filter, and needs
