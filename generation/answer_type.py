@@ -36,7 +36,7 @@ def expected_type(question: str) -> str | None:
         return "number"
     if re.search(r"\bberapa", q):
         return "number"
-    if re.search(r"\bkapan|\btanggal berapa|\bjam berapa|\bpukul berapa", q):
+    if re.search(r"\bkapan|\btanggal berapa|\bjam berapa|\bpukul berapa|\b(hari|bulan|tanggal)\s+apa\b", q):
         return "time"
     if re.search(r"\bsiapa(kah)?\b", q) and not _LIST.search(q):
         return "person"

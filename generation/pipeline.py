@@ -546,7 +546,7 @@ class AnswerPipeline:
         top = turn.chosen[0]
         weights = ev.weights or idf_weights(turn.anchor_stems, list(ev.hit_stems.values()))
         turn.cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
-        sentence_stems = text_stems(top.text)
+        sentence_stems = text_stems(display(top))
         turn.cov_sentence = anchor_coverage(turn.anchor_stems, sentence_stems, weights)
         chunk_stems = ev.hit_stems.get(top.chunk_id, set())
         turn.missing = [a for a in turn.anchor_stems if a not in chunk_stems]
@@ -724,7 +724,9 @@ class AnswerPipeline:
             return ev
         ev.vectors = await self._embed([s.text for s in ev.sentences], "passage")
         sims = ev.vectors @ q_vec
-        sent_stems = [text_stems(s.text) for s in ev.sentences]
+        # scored as shown: a "Label: value" row carries its page title (compose.display), so the page's subject
+        # counts for the row ("Dosen pembina: …" on the DSE page answers "pembina DSE siapa")
+        sent_stems = [text_stems(display(s)) for s in ev.sentences]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
         weight = np.asarray([self.evidence_weights[c] for c in EVIDENCE_COMPONENTS])
         for i, s in enumerate(ev.sentences):

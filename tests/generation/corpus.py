@@ -51,6 +51,13 @@ PAGES = [
         "Laboratorium Kecerdasan Buatan dilengkapi dua server GPU untuk penelitian pembelajaran mesin. "
         "Laboratorium buka untuk praktikum mulai pukul 07.30 sampai 17.00.",
     ),
+    (  # a community page: prose about the community, then its facts as "Label: value" rows without its name
+        "korbi", "/kemahasiswaan/korbi.html", "Komunitas Robotika (KORBI)",
+        "Komunitas Robotika (KORBI) adalah wadah mahasiswa yang tertarik pada robot dan sistem tertanam. "
+        "KORBI rutin mengirim tim ke kontes robot tingkat nasional.\n"
+        "Dosen pembina: Dr. Rahmat Hidayat, M.Kom.\n"
+        "Jadwal kegiatan: setiap Rabu pukul 15.00 di Laboratorium Kecerdasan Buatan",
+    ),
 ]
 
 

@@ -21,6 +21,10 @@ from generation.facts_render import facts_usable, render_facts
         ("Siapa ketua prodi?", "ketua program studi dipilih setiap empat tahun.", False),
         ("Siapa yang memainkan wayang?", "Wayang dimainkan oleh seorang dalang.", True),
         ("Apa visi prodi?", "Menjadi prodi unggul.", True),
+        # "hari apa" / "bulan apa" ask for a time like "kapan"
+        ("komunitas robotika kumpul hari apa", "Jadwal kegiatan: setiap Rabu pukul 15.00", True),
+        ("komunitas robotika kumpul hari apa", "Komunitas ini mengirim tim ke kontes robot nasional.", False),
+        ("beasiswa dibuka bulan apa", "Pendaftaran dibuka pada Maret setiap tahun.", True),
     ],
 )
 def test_answer_type(question, sentence, ok):

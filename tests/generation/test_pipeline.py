@@ -248,3 +248,17 @@ async def test_added_long_forms_are_searched_but_never_counted_as_missing_anchor
     gate = next(s for s in answer.trace.steps if s["step"] == "gate" and "anchors" in s)
     assert "indeks prestasi kumulatif" in rewrite["query"] and "berapa" in rewrite["query"]
     assert "indeks" not in gate["anchors"] and "ipk" in gate["anchors"]
+
+
+@pytest.mark.parametrize(("question", "line"), [
+    ("pembina KORBI siapa", "Dosen pembina:"),
+    ("KORBI kumpul hari apa", "Jadwal kegiatan:"),
+])
+async def test_a_label_value_row_is_scored_as_shown_with_its_page_title(make_pipeline, question, line):
+    """A "Label: value" row is shown under its page's title ("Komunitas Robotika (KORBI) — Dosen pembina: …"), so
+    it is scored that way too: the page's subject counts for the row, which then beats the page's prose about the
+    subject when it carries what the question asks."""
+    pipeline = make_pipeline(FakeGenerator(["-"]))
+    sents, _, scores = await pipeline.evidence(question)
+    best = max(range(len(sents)), key=lambda i: scores[i])
+    assert sents[best].text.startswith(line), [(s.text[:40], round(sc, 3)) for s, sc in zip(sents, scores)]
