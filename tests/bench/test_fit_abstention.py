@@ -40,4 +40,4 @@ def test_transfer_selection_keeps_the_signal_that_holds_in_every_source():
     assert "shared" in chosen and "local" not in chosen
     assert path[0]["dropped"] is None and path[0]["features"] == ["shared", "local", "noise"]
     # every step of the path is as good as the one before it, out of source
-    assert all(b["mean"] >= a["mean"] for a, b in zip(path, path[1:]))
+    assert all(b["mean"] >= a["mean"] for a, b in zip(path, path[1:], strict=False))

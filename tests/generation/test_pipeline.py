@@ -261,4 +261,4 @@ async def test_a_label_value_row_is_scored_as_shown_with_its_page_title(make_pip
     pipeline = make_pipeline(FakeGenerator(["-"]))
     sents, _, scores = await pipeline.evidence(question)
     best = max(range(len(sents)), key=lambda i: scores[i])
-    assert sents[best].text.startswith(line), [(s.text[:40], round(sc, 3)) for s, sc in zip(sents, scores)]
+    assert sents[best].text.startswith(line), [(s.text[:40], round(sc, 3)) for s, sc in zip(sents, scores, strict=True)]
