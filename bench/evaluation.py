@@ -63,9 +63,9 @@ DATA_NAMES = {
 FITTED_ON: list[dict[str, Any]] = [
     {"what": "Retrieval fusion constants (`retrieval/config.py`: dense weight, MMR λ, anchor boost, …)",
      "fitted_on": ["idkmrc-tune", "dev"]},
-    {"what": "Abstention calibrator (`generation/data/abstention.json`, `python -m bench.fit_abstention`: 100 + 100 "
-             "questions over 700 tune passages, and `answers.jsonl`, each source weighing half; the sign constraint chosen "
-             "out of fold)",
+    {"what": "Abstention calibrator (`generation/data/abstention.json`, `python -m bench.fit_abstention --monotone "
+             "--base-rate-from sample-site-dev`: 100 + 100 questions over 700 tune passages, and `answers.jsonl`, each "
+             "source weighing half; the signals' weights from both, the base rate from the sample site's dev set)",
      "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Evidence-sentence weights (`EVIDENCE_WEIGHTS`: hand weights set on the dev set in the first plan, kept "
              "because no fit by `bench/fit_evidence.py` beat them out of fold)", "fitted_on": ["idkmrc-tune", "dev"]},

@@ -13,6 +13,9 @@ are never used here: they are where the result is reported.
     python -m bench.fit_abstention --from-raw rows.jsonl --select-features
                                                          # keep only the signals that transfer between sources
 
+The shipped model: ``python -m bench.fit_abstention --from-raw rows.jsonl --monotone --base-rate-from sample-site-dev``
+(the signals' weights learned from both sources, the base rate from the sample site's; docs/answers.md).
+
 ``--select-features`` (select_features): a model fitted on one source (IDK-MRC tune) ranks the replies of the other
 (the sample-site dev set) and vice versa; signals are dropped, one at a time, while the mean out-of-source AUC does
 not fall. A signal that tells right from wrong only on Wikipedia prose (or only on one site) is noise on a new site.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import random
 import sys
@@ -261,7 +265,11 @@ def select(rows: Sequence[dict[str, Any]], soft_weights: Sequence[float], *, l2:
 def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float, soft_weight: float | None = None,
         monotone: bool = False, selection: list[dict[str, Any]] | None = None, balance: bool = False,
         features: Sequence[str] | None = None, feature_path: list[dict[str, Any]] | None = None,
-        ) -> tuple[Any, dict[str, Any]]:
+        base_rate_from: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """Fit the shipped model on labelled rows. ``base_rate_from``: a source indicator joins the fit (each source
+    its own base rate, the signals' weights shared) and is then folded into the bias at that source's value, so the
+    model keeps that source's base rate (:func:`fold_source`); the threshold is the one chosen with every source at
+    its own base rate."""
     from generation.calibration import FEATURES, figures, refit
 
     sources = sorted({r["source"] for r in rows})
@@ -276,13 +284,38 @@ def fit(rows: Sequence[dict[str, Any]], *, l2: float, target: float, soft_weight
     meta["sources_weigh_the_same"] = balance
     if feature_path:
         meta["features_selected_out_of_source"] = feature_path
-    model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta, monotone=monotone,
-                     features=tuple(features or FEATURES))
+    feats = tuple(features or FEATURES)
+    if base_rate_from:
+        # one indicator per row: does it come from the source whose base rate the shipped model keeps?
+        replies = [dataclasses.replace(r, features=None if r.features is None else
+                                       {**r.features, SOURCE_FEATURE: float(row["source"] == base_rate_from)})
+                   for r, row in zip(replies, fit_rows, strict=True)]
+        feats = (*feats, SOURCE_FEATURE)
+        meta["base_rate_from"] = base_rate_from
+    model, _ = refit(replies, target_refusal=target, l2=l2, meta=meta, monotone=monotone, features=feats)
+    if base_rate_from:
+        model = fold_source(model)
     report: dict[str, Any] = {"overall": figures(replies, model).as_json()}
     for s in sources:
         part = [rep for rep, row in zip(_replies(rows, soft_weight), rows, strict=True) if row["source"] == s]
         report[s] = {"n": len(part), "gate_off": figures(part, None, 0.5).as_json(), "fitted": figures(part, model).as_json()}
     return model, report
+
+
+SOURCE_FEATURE = "source_indicator"
+
+
+def fold_source(model: Any) -> Any:
+    """The model with :data:`SOURCE_FEATURE` removed and its effect at value 1 added to the bias."""
+    from generation.calibration import Calibrator
+
+    j = model.features.index(SOURCE_FEATURE)
+    shift = model.weights[j] * (1.0 - model.mean[j]) / model.scale[j]
+    keep = [i for i in range(len(model.features)) if i != j]
+    weights = [model.weights[i] for i in keep] + [model.weights[-1] + shift]
+    meta = {**model.meta, "source_indicator_weight": round(float(model.weights[j]), 6)}
+    return Calibrator(tuple(model.features[i] for i in keep), tuple(model.mean[i] for i in keep),
+                      tuple(model.scale[i] for i in keep), tuple(float(w) for w in weights), model.threshold, meta)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -302,6 +335,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "with and without sign constraints; default: the weight the rows were labelled with")
     parser.add_argument("--monotone", action="store_true",
                         help="keep every weight's expected sign (without --soft-weights, which chooses it out of fold)")
+    parser.add_argument("--base-rate-from", default="",
+                        help="keep this source's base rate (e.g. sample-site-dev): the signals' weights are learned "
+                             "from every source, the bias from this one (fit(base_rate_from=…))")
     parser.add_argument("--select-features", action="store_true",
                         help="keep only the signals that hold out of source (select_features: fitted on one source, "
                              "ranked on the other)")
@@ -328,7 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         features, path = select_features(_reweighed(rows, soft), FEATURES, l2=args.l2, monotone=mono)
         print(f"fit: signals kept out of source: {', '.join(features)}", file=sys.stderr)
     model, report = fit(rows, l2=args.l2, target=args.target_refusal, soft_weight=soft, monotone=mono, selection=table,
-                        balance=not args.one_source_dominates, features=features, feature_path=path)
+                        balance=not args.one_source_dominates, features=features, feature_path=path,
+                        base_rate_from=args.base_rate_from or None)
     model.save(args.out)
     print(json.dumps({"model": str(args.out), "threshold": round(model.threshold, 4), "report": report},
                      ensure_ascii=False, indent=1))

@@ -41,3 +41,21 @@ def test_transfer_selection_keeps_the_signal_that_holds_in_every_source():
     assert path[0]["dropped"] is None and path[0]["features"] == ["shared", "local", "noise"]
     # every step of the path is as good as the one before it, out of source
     assert all(b["mean"] >= a["mean"] for a, b in zip(path, path[1:], strict=False))
+
+
+def test_folding_the_source_indicator_keeps_that_sources_probabilities():
+    from bench.fit_abstention import SOURCE_FEATURE, fold_source
+    from generation.calibration import Calibrator
+
+    rows = _rows("wiki", 200, 3, 0.0) + _rows("site", 80, 4, 0.0)
+    for r in rows[200:]:
+        r["correct"] = r["correct"] or r["features"]["shared"] > 0.2  # the site's replies are right more often
+    feats = [{**r["features"], SOURCE_FEATURE: float(r["source"] == "site")} for r in rows]
+    model = Calibrator.fit(feats, [True] * len(rows), [r["correct"] for r in rows],
+                           features=("shared", "noise", SOURCE_FEATURE))
+    folded = fold_source(model)
+    assert SOURCE_FEATURE not in folded.features and folded.threshold == model.threshold
+    site = [f for f in feats if f[SOURCE_FEATURE] == 1.0]
+    assert max(abs(a - b) for a, b in zip(model.probabilities(site), folded.probabilities(site), strict=True)) < 1e-9
+    assert folded.meta == {**model.meta, "source_indicator_weight": folded.meta["source_indicator_weight"]}
+    assert folded.meta["source_indicator_weight"] > 0  # the site base rate is higher here
