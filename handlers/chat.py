@@ -38,17 +38,21 @@ AdminAnswerWriter = Callable[[str, str, str], Awaitable[Any] | Any]
 COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback", "jawab")
 
 
-def feedback_ids(trace_id: str) -> tuple[str, str]:
+def feedback_ids(trace_id: str, *, max_bytes: int | None = None) -> tuple[str, str]:
     """The ids of the 👍/👎 buttons under an answer: ``fb:up:<trace>`` and ``fb:down:<trace>`` (without a trace id,
-    ``fb:up`` / ``fb:down``: the user's last answer)."""
-    return (f"fb:up:{trace_id}", f"fb:down:{trace_id}") if trace_id else ("fb:up", "fb:down")
+    ``fb:up`` / ``fb:down``: the user's last answer). ``max_bytes`` is the channel's limit on a button id (UTF-8);
+    ids longer than that fall back to the last-answer form rather than carry a cut trace id."""
+    ids = (f"fb:up:{trace_id}", f"fb:down:{trace_id}") if trace_id else ("fb:up", "fb:down")
+    if max_bytes is not None and any(len(i.encode()) > max_bytes for i in ids):
+        return feedback_ids("")
+    return ids
 
 
 def parse_feedback_id(data: str) -> tuple[str, str] | None:
     """A button id from :func:`feedback_ids` → ``(value, trace_id)``; ``fb:up`` alone (trace ""): the last answer.
-    None for any other id."""
+    None for any other id, ``fb:<anything but up or down>`` included."""
     parts = (data or "").split(":", 2)
-    if len(parts) >= 2 and parts[0] == "fb":
+    if len(parts) >= 2 and parts[0] == "fb" and parts[1] in FEEDBACK_VALUES:
         return parts[1], parts[2] if len(parts) == 3 else ""
     return None
 

@@ -41,6 +41,7 @@ __all__ = ["TelegramHandlers", "escape_and_split"]
 logger = logging.getLogger(__name__)
 
 TELEGRAM_LIMIT = 4096
+CALLBACK_DATA_LIMIT = 64  # bytes of a button's callback data
 TYPING_INTERVAL = 4.0
 
 
@@ -211,9 +212,7 @@ class TelegramHandlers:
                 parts.append(sources[:TELEGRAM_LIMIT])
         markup = None
         if reply.feedback_id:
-            up, down = feedback_ids(reply.feedback_id)
-            if len(up.encode()) > 64 or len(down.encode()) > 64:  # callback data limit: fall back to "last answer"
-                up, down = feedback_ids("")
+            up, down = feedback_ids(reply.feedback_id, max_bytes=CALLBACK_DATA_LIMIT)
             markup = InlineKeyboardMarkup(
                 [[InlineKeyboardButton("👍", callback_data=up), InlineKeyboardButton("👎", callback_data=down)]]
             )

@@ -19,8 +19,9 @@ time.
 Message policy:
 - text → answer (``/command`` → command); an edited text (``type: edit``) → the edited text is answered once, the
   edit deduplicated on its own id;
-- a button or list reply whose id is ``fb:up|down:<trace>`` → feedback; any other button or list reply → its
-  title is the user's text;
+- a button or list reply whose id is ``fb:up|down:<trace>`` (read by ``handlers.chat.parse_feedback_id``, the
+  ids under an answer built by ``feedback_ids``, as on every channel) → feedback; any other button or list reply
+  → its title is the user's text;
 - reactions → ignored politely (no reply, a debug line); system, welcome-request, deletion and other
   interactive events → ignored;
 - voice, audio, location, images, documents, stickers, contacts, orders, unknown types, and messages pywa cannot
@@ -28,12 +29,13 @@ Message policy:
 Statuses, errors and other webhook fields → ignored. Every message id is deduplicated for a day, so a redelivery
 gets one reply. Free-form messages are only sent inside the 24-hour customer-service window that starts with the
 user's last inbound message; outside it nothing is sent and a line is logged. Rate limits are the ChatService's.
+While a question is answered, ``handlers.progress.answer_with_progress`` re-sends mark-read + typing every
+``typing_interval`` seconds (WhatsApp drops the indicator after about 25 s) and tells a queued user their position.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import json
 import logging
@@ -51,8 +53,9 @@ from pywa_async import types as wa_types
 from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
 
 from handlers import texts
-from handlers.chat import ChatService, Reply, UserRef
+from handlers.chat import ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
 from handlers.formatting import format_sources_plain, split_message
+from handlers.progress import answer_with_progress
 from storage.dedup import MessageDeduper, UserState
 
 __all__ = [
@@ -69,6 +72,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 TEXT_LIMIT = 4096
+BUTTON_ID_LIMIT = 256  # a reply button's id
 SERVICE_WINDOW_SECONDS = 24 * 3600
 FEEDBACK_PROMPT = "Apakah jawaban ini membantu?"
 _HEX = frozenset(string.hexdigits)
@@ -129,13 +133,6 @@ def _str(value: Any) -> str:
     if isinstance(value, bool):
         return ""
     return value if isinstance(value, str) else (str(value) if isinstance(value, int | float) else "")
-
-
-def _feedback_from_id(button_id: str) -> tuple[str, str] | None:
-    parts = button_id.split(":", 2)
-    if len(parts) >= 2 and parts[0] == "fb" and parts[1] in ("up", "down"):
-        return parts[1], parts[2] if len(parts) == 3 else ""
-    return None
 
 
 # --- reading a delivery ------------------------------------------------------------------------------------------
@@ -236,7 +233,7 @@ def _classify(update: _Update, raw_type: str) -> dict[str, str]:
     if isinstance(update, wa_types.EditedMessage):
         return _classify(update.message, raw_type)
     if isinstance(update, wa_types.CallbackButton | wa_types.CallbackSelection):
-        feedback = _feedback_from_id(_str(update.data))
+        feedback = parse_feedback_id(_str(update.data))
         if feedback:
             return {"kind": "feedback", "feedback_value": feedback[0], "feedback_trace": feedback[1]}
         title = _str(update.title).strip()
@@ -379,10 +376,12 @@ class GraphClient:
         return sent.id
 
     async def send_feedback_buttons(self, to: str, trace_id: str, body: str = FEEDBACK_PROMPT) -> str:
-        """Send the 👍/👎 reply buttons (ids ``fb:up:<trace>`` / ``fb:down:<trace>``); returns the message id."""
+        """Send the 👍/👎 reply buttons (ids from ``handlers.chat.feedback_ids``: ``fb:up:<trace>`` /
+        ``fb:down:<trace>``); returns the message id."""
+        up, down = feedback_ids(trace_id, max_bytes=BUTTON_ID_LIMIT)
         buttons = [
-            wa_types.Button(title="👍 Membantu", callback_data=f"fb:up:{trace_id}"[:256]),
-            wa_types.Button(title="👎 Kurang", callback_data=f"fb:down:{trace_id}"[:256]),
+            wa_types.Button(title="👍 Membantu", callback_data=up),
+            wa_types.Button(title="👎 Kurang", callback_data=down),
         ]
         sent = await self._call(lambda wa: wa.send_message(to=to, text=body[:1024], buttons=buttons))
         return sent.id
@@ -502,29 +501,17 @@ class WhatsAppWebhook:
         await self.send_reply(user, reply, last_inbound=inbound)
 
     async def _answer_with_typing(self, user: UserRef, message: InboundMessage, inbound: float) -> Reply:
-        """Mark read + typing, re-sent while the answer takes long (WhatsApp drops it after ~25 s); tell a queued
-        user their position once."""
-        told = False
+        """``answer_with_progress``: mark read + typing, re-sent every ``typing_interval`` while the answer takes
+        long (WhatsApp drops it after ~25 s); a queued user is told their position once."""
 
-        async def keep_typing() -> None:
-            while True:
-                await self._typing(message.read_id or message.message_id)
-                await asyncio.sleep(self.typing_interval)
+        async def typing() -> None:
+            await self._typing(message.read_id or message.message_id)
 
-        async def on_position(position: int) -> None:
-            nonlocal told
-            if position >= 1 and not told:
-                told = True
-                await self.send_reply(user, Reply(texts.QUEUED.format(position=position), kind="notice"),
-                                      last_inbound=inbound)
+        async def notice(text: str) -> None:
+            await self.send_reply(user, Reply(text, kind="notice"), last_inbound=inbound)
 
-        typing = asyncio.create_task(keep_typing())
-        try:
-            return await self.service.handle(user, message.text, on_position=on_position)
-        finally:
-            typing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await typing
+        return await answer_with_progress(self.service, user, message.text, typing=typing, notice=notice,
+                                          interval=self.typing_interval)
 
     async def _typing(self, message_id: str) -> None:
         try:

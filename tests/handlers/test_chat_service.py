@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers import texts
-from handlers.chat import UserRef
+from handlers.chat import UserRef, feedback_ids, parse_feedback_id
 
 ALICE = UserRef("telegram", "42")
 ADMIN = UserRef("telegram", "1")
@@ -111,3 +111,16 @@ async def test_empty_long_and_unknown_inputs(service):
     assert (await service.handle(ALICE, "   ")).text == texts.ASK_SOMETHING
     assert "maksimal" in (await service.handle(ALICE, "x" * 5000)).text
     assert (await service.handle(ALICE, "/entahlah")).text == texts.UNKNOWN_COMMAND
+
+
+def test_feedback_button_ids_are_built_and_read_in_one_place():
+    """Every channel's 👍/👎 ids: built by feedback_ids, read by parse_feedback_id; only up/down are feedback."""
+    assert feedback_ids("tr1") == ("fb:up:tr1", "fb:down:tr1")
+    assert feedback_ids("") == ("fb:up", "fb:down")
+    assert feedback_ids("x" * 60, max_bytes=64) == ("fb:up", "fb:down")  # too long for the channel: last answer
+    assert feedback_ids("x" * 56, max_bytes=64) == ("fb:up:" + "x" * 56, "fb:down:" + "x" * 56)
+    assert [parse_feedback_id(i) for i in (*feedback_ids("tr1"), *feedback_ids(""))] == [
+        ("up", "tr1"), ("down", "tr1"), ("up", ""), ("down", "")]
+    assert parse_feedback_id("fb:up:a:b") == ("up", "a:b")
+    for other in ("fb:info:tr1", "fb", "fb:", "menu:up:tr1", "", "FB:up:tr1"):
+        assert parse_feedback_id(other) is None, other

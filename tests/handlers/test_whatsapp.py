@@ -21,6 +21,7 @@ from handlers.whatsapp import (
     verify_subscription,
 )
 from tests.auxil.platform_payloads import WHATSAPP_PAYLOADS, wa_text
+from tests.handlers.whatsapp_payloads import wa_button_reply
 
 
 def test_signature_check():
@@ -56,6 +57,14 @@ def test_parse_payload_kinds():
     fb = next(m for p in WHATSAPP_PAYLOADS for m in parse_payload(p) if m.message_id == "w10")
     assert (fb.feedback_value, fb.feedback_trace) == ("down", "tr1")
 
+
+
+def test_only_up_and_down_fb_ids_are_feedback():
+    """The ids are read by handlers.chat.parse_feedback_id: an ``fb:`` id that is not 👍/👎 is an ordinary button."""
+    (vote,) = parse_payload(wa_button_reply("fb:up", "👍 Membantu", msg_id="m1"))
+    assert (vote.kind, vote.feedback_value, vote.feedback_trace) == ("feedback", "up", "")
+    (other,) = parse_payload(wa_button_reply("fb:info:tr1", "Info beasiswa", msg_id="m2"))
+    assert (other.kind, other.text) == ("text", "Info beasiswa")
 
 @pytest.fixture
 async def webhook(service, stores, fake_apis):
