@@ -222,7 +222,7 @@ class ChannelSettings(_Group):
     whatsapp_phone_number_id: str | None = knob("WHATSAPP_PHONE_NUMBER_ID", None)
     whatsapp_verify_token: SecretStr | None = knob("WHATSAPP_VERIFY_TOKEN", None)
     whatsapp_app_secret: SecretStr | None = knob("WHATSAPP_APP_SECRET", None)
-    whatsapp_graph_base_url: str = knob("WHATSAPP_GRAPH_BASE_URL", "https://graph.facebook.com/v21.0")
+    whatsapp_graph_base_url: str = knob("WHATSAPP_GRAPH_BASE_URL", "https://graph.facebook.com/v26.0")
     http_host: str = knob("HTTP_HOST", "127.0.0.1")
     http_port: int = knob("HTTP_PORT", 8080, ge=0, le=65535)
     admin_ids: CommaList = knob("ADMIN_IDS", default_factory=list)

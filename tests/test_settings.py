@@ -100,6 +100,19 @@ def test_a_copied_env_example_loads_as_the_defaults(monkeypatch: pytest.MonkeyPa
     assert load_settings().model_dump() == Settings(_env_file=None).model_dump()
 
 
+def test_graph_api_version_is_pywas_and_stays_overridable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The default WHATSAPP_GRAPH_BASE_URL names the Graph API version the pinned pywa targets; a deployment can
+    still point it elsewhere (another version, a loopback stand-in)."""
+    from pywa import utils as pywa_utils
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WHATSAPP_GRAPH_BASE_URL", raising=False)
+    default = load_settings().channels.whatsapp_graph_base_url
+    assert default == f"https://graph.facebook.com/v{pywa_utils.Version.GRAPH_API.value}"
+    monkeypatch.setenv("WHATSAPP_GRAPH_BASE_URL", "https://graph.facebook.com/v27.0")
+    assert load_settings().channels.whatsapp_graph_base_url == "https://graph.facebook.com/v27.0"
+
+
 def test_blank_value_means_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LLM_THREADS", "")

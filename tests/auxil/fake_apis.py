@@ -67,12 +67,12 @@ class FakeApis:
 
     @property
     def graph_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v21.0"
+        return f"http://127.0.0.1:{self.port}/v26.0"
 
     async def start(self) -> FakeApis:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._telegram)
-        app.router.add_post("/v21.0/{phone}/messages", self._graph)
+        app.router.add_post("/v26.0/{phone}/messages", self._graph)
         self.port = await self._http.serve(app)
         return self
 

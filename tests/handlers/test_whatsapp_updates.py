@@ -155,7 +155,7 @@ async def test_network_errors_are_retried_then_reported(fake_apis):
     with socket.socket() as s:  # a loopback port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    graph = GraphClient(GraphConfig(f"http://127.0.0.1:{port}/v21.0", "PNID", TOKEN, backoff_seconds=0.01,
+    graph = GraphClient(GraphConfig(f"http://127.0.0.1:{port}/v26.0", "PNID", TOKEN, backoff_seconds=0.01,
                                     retries=2, timeout_seconds=5))
     try:
         with pytest.raises(GraphSendError, match=r"3 attempts \(ConnectError"):
