@@ -121,7 +121,8 @@ async def test_the_report_and_the_answer_form(browser, served):  # noqa: F811
         await page.get_by_label("Jawaban", exact=True).fill("Wisuda periode II dilaksanakan pada 19 Oktober 2026.")
         await page.get_by_role("button", name="Simpan perubahan (#1)").click()
         await page.locator("#answer-status", has_text="versi 2").wait_for(timeout=120_000)
-        assert "19 Oktober 2026" in await page.locator("#answers").text_content()
+        # the status line and the list are updated by separate requests: wait for the list itself
+        await page.locator("#answers tr.answer", has_text="19 Oktober 2026").first.wait_for(timeout=120_000)
 
         await page.set_viewport_size({"width": 420, "height": 900})
         await page.reload()
@@ -131,6 +132,7 @@ async def test_the_report_and_the_answer_form(browser, served):  # noqa: F811
 
         await page.locator("#answers tr.answer").first.get_by_role("button", name="Hapus").click()
         await page.locator("#answer-status", has_text="dihapus").wait_for(timeout=120_000)
+        await page.locator("#answers tr.answer").first.wait_for(state="detached", timeout=120_000)
         assert await page.locator("#answers tr.answer").count() == 0
         manager.reload_if_changed()
         hits = manager.current().search("Kapan jadwal wisuda?", 3, "hybrid").hits if manager.current() else []
