@@ -1,5 +1,6 @@
 """What a user sees while an answer is being made: the channel's typing indicator, re-sent every ``interval``
-seconds, and their place in the LLM queue, told once. Every channel adapter answers through ``answer_with_progress``.
+seconds, and their place in the LLM queue, told once. The chat adapters (Telegram, WhatsApp, the console) answer
+through ``answer_with_progress``; the web chat's JSON endpoint answers in one request and has no typing indicator.
 """
 
 from __future__ import annotations
