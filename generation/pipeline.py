@@ -725,8 +725,9 @@ class AnswerPipeline:
         ev.vectors = await self._embed([s.text for s in ev.sentences], "passage")
         sims = ev.vectors @ q_vec
         # scored as shown: a "Label: value" row carries its page title (compose.display), so the page's subject
-        # counts for the row ("Dosen pembina: …" on the DSE page answers "pembina DSE siapa")
-        sent_stems = [text_stems(display(s)) for s in ev.sentences]
+        # counts for the row (a community page's "Dosen pembina: …" row answers "siapa pembina komunitas itu")
+        shown = [display(s) for s in ev.sentences]
+        sent_stems = [text_stems(text) for text in shown]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
         weight = np.asarray([self.evidence_weights[c] for c in EVIDENCE_COMPONENTS])
         for i, s in enumerate(ev.sentences):
@@ -742,7 +743,7 @@ class AnswerPipeline:
                 float(chunk_cov < self.config.anchor_coverage_min),
                 # the finalizer (docs/answers.md): a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
                 # number, a time or a name (display() adds the page title to "Label: value" lines)
-                float(kind is not None and not type_ok(kind, display(s))),
+                float(kind is not None and not type_ok(kind, shown[i])),
             )
             ev.components.append(parts)
             ev.scores.append(float(weight @ np.asarray(parts)))

@@ -106,7 +106,7 @@ def content_words(text: str) -> list[str]:
     previous_is_content = False
     for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
         w = raw.lower()
-        # "info"/"informasi" after a content word modifies it ("Sistem Informasi"): the topic, not a request
+        # "info"/"informasi" after a content word modifies it ("Manajemen Informasi"): the topic, not a request
         if w in _REQUEST_NOUNS and previous_is_content:
             out.append(w)
             continue
