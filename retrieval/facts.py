@@ -58,14 +58,10 @@ def _content(words: Iterable[str]) -> list[str]:
     return [w for w in words if w not in STOPWORDS]
 
 
-def _label_key(label: str) -> str:
-    return " ".join(label.lower().split())
-
-
 def _names_field(field_name: str, words: set[str]) -> bool:
     """Whether the question's ``words`` name a field: each of its content words, as written or inflected
     ("ruangannya" → Ruang, "pendidikannya" → Pendidikan), or a clipped compound of two of its words, the way
-    students shorten them ("jabfung" → Jabatan Fungsional, "bidkel" → Bidang Keahlian)."""
+    students shorten them ("jabfung" → Jabatan Fungsional, "matkul" → Mata Kuliah)."""
     ft = _content(_words(field_name))
     if not ft:
         return False
@@ -298,7 +294,7 @@ class FactsTable:
         if not probe:
             return []
         found = list(dict.fromkeys(f for p in people for f, v in p.fields if probe & set(_words(_norm(v)))
-                                   and _label_key(f) not in {"nama", "name"}))
+                                   and _norm(f).strip() not in {"nama", "name"}))
         return found if len(found) <= 2 else []
 
     # --- rendering -------------------------------------------------------------------------------------------
