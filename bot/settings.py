@@ -289,20 +289,25 @@ def config_from(config: type, group: BaseModel, **values: Any) -> Any:
     return config(**{**taken, **values})
 
 
-class _GroupedInit(PydanticBaseSettingsSource):
-    """The keywords given to ``Settings(...)``, a grouped setting by its flat name (``crawl_max_pages=5``) included."""
+class _FlatNamesSource(PydanticBaseSettingsSource):
+    """A settings source that reads every field at once in ``__call__``, by the flat names users write."""
 
-    def __init__(self, settings_cls: type[BaseSettings], init: Any) -> None:
+    def __init__(self, settings_cls: type[BaseSettings], source: Any) -> None:
         super().__init__(settings_cls)
-        self.init = init
+        self.source = source
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # unused: __call__ does it all
         return None, field_name, False
 
+
+class _GroupedInit(_FlatNamesSource):
+    """The keywords given to ``Settings(...)``, a grouped setting by its flat name (``crawl_max_pages=5``) included.
+    ``source`` is pydantic-settings' init source (called for its keywords)."""
+
     def __call__(self) -> dict[str, Any]:
         found: dict[str, Any] = {}
         flat: dict[str, dict[str, Any]] = {}
-        for key, value in self.init().items():
+        for key, value in self.source().items():
             target = _ENV_TO_GROUP.get(key.lower())
             if target is None:
                 found[key] = value
@@ -314,15 +319,8 @@ class _GroupedInit(PydanticBaseSettingsSource):
         return found
 
 
-class _GroupedEnv(PydanticBaseSettingsSource):
+class _GroupedEnv(_FlatNamesSource):
     """The grouped settings from the variables ``source`` (the environment, or .env) holds, by their flat names."""
-
-    def __init__(self, settings_cls: type[BaseSettings], source: Any) -> None:
-        super().__init__(settings_cls)
-        self.source = source
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # unused: __call__ does it all
-        return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
         found: dict[str, dict[str, Any]] = {}

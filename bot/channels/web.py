@@ -4,6 +4,7 @@ does is ``handlers/web.py``'s business. Always on: it needs no token."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -28,23 +29,21 @@ class WebChannel(Channel):
         super().__init__(context)
         self.api = WebApi(context.service, context.search, metrics=context.metrics)
 
-    async def chat(self, request: web.Request) -> web.Response:
+    async def _call(self, method: Callable[[Any], Awaitable[Any]], request: web.Request) -> web.Response:
+        """The JSON body to ``method`` of :class:`WebApi`; its error as a JSON error response."""
         try:
-            return _json(await self.api.chat(await read_json(request)))
+            return _json(await method(await read_json(request)))
         except WebApiError as error:
             return json_error(error.status, error.message)
+
+    async def chat(self, request: web.Request) -> web.Response:
+        return await self._call(self.api.chat, request)
 
     async def retrieve(self, request: web.Request) -> web.Response:
-        try:
-            return _json(await self.api.retrieve(await read_json(request)))
-        except WebApiError as error:
-            return json_error(error.status, error.message)
+        return await self._call(self.api.retrieve, request)
 
     async def feedback(self, request: web.Request) -> web.Response:
-        try:
-            return _json(await self.api.feedback(await read_json(request)))
-        except WebApiError as error:
-            return json_error(error.status, error.message)
+        return await self._call(self.api.feedback, request)
 
     async def page(self, request: web.Request) -> web.FileResponse:
         return web.FileResponse(WEB_DIR / "index.html", headers=PAGE_HEADERS)
