@@ -43,7 +43,7 @@ class FollowUp:
 ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | frozenset(
     """email e-mail surel telepon telp hp wa whatsapp nomor no ruang ruangan gedung lantai kantor gelar bidang
     keahlian penelitian jabatan pendidikan sks kode bobot website web instagram ig kuota akreditasi peringkat
-    s1 s2 s3""".split()
+    s1 s2 s3 alur mekanisme proses tahap""".split()
 )
 _NARROWING = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|dan)\s+)?(?:yang|yg)\b", re.IGNORECASE)
 # "kalau X?" / "bagaimana dengan X?" is Indonesian for "what about X?": with a subject in X, the topic switches
@@ -56,7 +56,9 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
     """Resolve a follow-up ("ada yang lain?", "yang 3 SKS saja?", "emailnya?", "kalau ketua prodinya siapa?")
     with the previous user question, itself resolved first (chains of follow-ups). A follow-up that names a new
     subject replaces the carried-over one (and carries only the previous attribute, when it asks none of its
-    own); one that asks a new attribute keeps the subject and the names the previous reply gave."""
+    own); one that asks a new attribute keeps the subject. The person the previous reply named is carried only
+    when the previous question asked "siapa" and the reply named someone ("dia"/"beliau" then stand for that
+    person alone)."""
     msgs = list(history)
     previous, reply, earlier = "", "", []
     for i in range(len(msgs) - 1, -1, -1):
@@ -80,47 +82,147 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
         previous_resolved = rewrite_followup(previous, earlier, _depth + 1).query
     else:
         previous_resolved = previous
-    prev_core = previous_resolved.rstrip(" ?!.")
+    prev_core = _full_years(previous_resolved.rstrip(" ?!."))
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
     if not extra:  # "ada yang lain?": the previous question again
         return FollowUp(prev_core + "?", True, previous)
-    own_words = set(words(question)) | set(own)
-    prev_words = [w for w in anchors(prev_core) if w not in QUESTION_WORDS]
-    narrowing = bool(_NARROWING.search(question.strip())) or any(w.isdigit() for w in extra)
-    new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not w.isdigit()]
-    asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS)
+    prev_keys = {_key(w) for w in words(prev_core)}
+    # "ipnya" after "ip …": the clitic on a word of the previous question, however short
+    bare = {w: _bare(w, prev_keys) for w in words(question)}
+    own_words = set(words(question)) | set(own) | set(bare.values())
+    # a number typed as "3,2" or "24/25" is one number: protected from the word split, restored in the output
+    protected, numbers = _protect_numbers(prev_core)
+    prev_words = [w for w in anchors(protected) if w not in QUESTION_WORDS]
+    narrowing = bool(_NARROWING.search(question.strip())) or any(_is_number(w) for w in extra)
+    # what the follow-up asks *about* the previous subject: attribute words, and a possessive "-nya" word after one
+    # ("jadwal kumpulnya", "jam bukanya": its meeting schedule, its opening hours)
+    possessed = _possessed(question)
+    new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not _is_number(w)
+                   and w not in possessed]
+    asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS) or bool(possessed)
+    text = _full_years(_without_connectives(question, bare))
     if _SWITCH.search(question.strip()):
         aligned = _what_about(question, prev_core, subject_may_change=bool(new_subject) and not narrowing and not asks)
         if aligned:
-            return FollowUp(aligned, True, previous)
+            return FollowUp(_full_years(aligned), True, previous)
     if new_subject and not narrowing and _SWITCH.search(question.strip()):
         # a new subject replaces the old one; the old attribute carries over only when none is asked
-        asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS)
         carry = [] if asks else [w for w in prev_words if w in ATTRIBUTE_WORDS and w not in own_words]
-        query = f"{question.strip().rstrip('?!. ')} {' '.join(carry)}".strip()
+        query = f"{text} {' '.join(carry)}".strip()
         return FollowUp(query + "?", True, previous)
+    # the person the previous reply named, when the previous question asked who ("siapa pembinanya?" → "Rina …")
+    person = _person(reply) if _asks_who(previous) and reply and not reply.startswith("Maaf") else []
+    if person and _PERSONAL_PRONOUN.search(question):
+        # "dia"/"beliau" stand for that person: the description the previous question gave is not carried
+        return FollowUp(f"{text} {' '.join(person)}".strip() + "?", True, previous)
     # same subject: the previous words the new question leaves implicit; a value it restates replaces the old one
-    # ("kalo yang semester 6?" after "… semester 5 …" drops the 5)
-    restated = {w for w in words(question) if w not in QUESTION_WORDS}
+    # ("kalo yang semester 6?" after "… semester 5 …" drops the 5), a new attribute replaces the old one
+    restated = {w for w in own_words if w not in QUESTION_WORDS}
+    replaced = _replaced_numbers(prev_words, restated, question)
+    new_attribute = bool(set(extra) & ATTRIBUTE_WORDS) or bool(possessed)
+    prev_attributes = _possessed_words(previous)  # "pembinanya siapa": what the previous follow-up asked about
     topic: list[str] = []
     for k, w in enumerate(prev_words):
-        if w in own_words and not w.isdigit():
+        if w in own_words and not _is_number(w):
             continue
-        if w.isdigit() and k > 0 and prev_words[k - 1] in restated and _number_after(question, prev_words[k - 1]):
+        if k in replaced:
             continue
-        if (w in ATTRIBUTE_WORDS and set(extra) & ATTRIBUTE_WORDS) and w not in own_words:
+        if new_attribute and (w in ATTRIBUTE_WORDS or w in prev_attributes) and w not in own_words:
             continue  # a new attribute replaces the old one ("emailnya?" after "… ruangannya?")
-        topic.append(w)
+        topic.append(numbers.get(w, w))
     # names only for a pronoun-like reference ("emailnya?", "beliau"), not for a narrowing ("yang 3 SKS saja?")
     refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", question, re.IGNORECASE)
-    names = (_names(reply, exclude={*topic, *own_words})
-             if refers and reply and not reply.startswith("Maaf") and not narrowing else [])
-    query = f"{question.strip().rstrip('?!. ')} {' '.join(topic + names)}".strip()
+    names = [n for n in person if n.lower() not in {*topic, *own_words}] if refers and not narrowing else []
+    query = f"{text} {' '.join(topic + names)}".strip()
     return FollowUp(query + "?", True, previous)
 
 
 _CONNECTORS = frozenset("kalau kalo klo kl terus trus lalu dan itu tersebut gitu begitu".split())
 _SWITCH_WORDS = _CONNECTORS | frozenset("nah bagaimana gimana gmn dengan yang yg".split())
+_LEADING_CONNECTIVES = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|nah|dan)\s+)+", re.IGNORECASE)
+_PERSONAL_PRONOUN = re.compile(r"\b(?:dia|beliau)\b", re.IGNORECASE)
+_WHO = frozenset("siapa siapakah sapa".split())
+_NUMBER = re.compile(r"\b\d+(?:[.,/]\d+)+\b")
+
+
+def _is_number(word: str) -> bool:
+    return bool(re.fullmatch(r"\d+(?:[-.,/]\d+)*", word))
+
+
+def _protect_numbers(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with each decimal or range ("3,2", "2024/2025") written as one word, and the way back."""
+    back: dict[str, str] = {}
+
+    def one(m: re.Match[str]) -> str:
+        joined = re.sub(r"[,/]", "-", m.group(0))
+        back[joined] = m.group(0)
+        return joined
+    return _NUMBER.sub(one, text), back
+
+
+def _full_years(text: str) -> str:
+    """A two-digit academic year range is the full one ("24/25" → "2024/2025"), as the site writes it."""
+    def full(m: re.Match[str]) -> str:
+        a, b = int(m.group(1)), int(m.group(2))
+        return f"20{m.group(1)}/20{m.group(2)}" if b == (a + 1) % 100 else m.group(0)
+    return re.sub(r"(?<![\d.,/])(\d{2})/(\d{2})(?![\d.,/])", full, text)
+
+
+def _bare(word: str, prev_keys: set[str]) -> str:
+    """``word`` without a possessive "-nya" when what remains is a word of the previous question ("ipnya" after
+    "ip semester …"); otherwise its usual matching form."""
+    w = word.lower()
+    for suffix in ("-nya", "nya"):
+        if w.endswith(suffix) and w[: -len(suffix)] in prev_keys:
+            return w[: -len(suffix)]
+    return _key(w)
+
+
+def _without_connectives(question: str, bare: dict[str, str]) -> str:
+    """The follow-up as the resolved query starts: leading connectives ("terus", "kalau") off, and a word the
+    previous question used written bare ("ipnya" → "ip")."""
+    text = _LEADING_CONNECTIVES.sub("", question.strip().rstrip("?!. ")).strip()
+    out = []
+    for raw in text.split():
+        core = raw.strip("?!.,;:")
+        low, b = core.lower(), bare.get(core.lower(), "")
+        clitic = b and low != b and low.startswith(b) and low[len(b) :] in {"nya", "-nya"}
+        out.append(raw.replace(core, core[: len(b)]) if clitic else raw)
+    return " ".join(out)
+
+
+def _possessed(question: str) -> set[str]:
+    """Words with a possessive "-nya" that follow an attribute word ("jadwal kumpulnya" → {"kumpul"}): what is
+    asked about the previous subject, not a new subject."""
+    ws = words(question)
+    return {strip_clitics(w) for k, w in enumerate(ws)
+            if k > 0 and _key(ws[k - 1]) in ATTRIBUTE_WORDS and re.search(r"\w-?nya$", w) and strip_clitics(w) != w}
+
+
+def _possessed_words(question: str) -> set[str]:
+    """Every word with a possessive "-nya" in ``question`` ("pembinanya siapa" → {"pembina"})."""
+    return {strip_clitics(w) for w in words(question) if re.search(r"\w-?nya$", w) and strip_clitics(w) != w}
+
+
+def _asks_who(question: str) -> bool:
+    return bool(set(words(question)) & _WHO)
+
+
+def _replaced_numbers(prev_words: list[str], restated: set[str], question: str) -> set[int]:
+    """Positions in ``prev_words`` of the old values a follow-up restates: the first number within three words
+    after a word the follow-up repeats with a number of its own ("kalo yang semester 6?" drops the 5 of
+    "semester 5"; "kalo ipnya 2,9?" drops the 3,2 of "ip semester ku 3,2")."""
+    out: set[int] = set()
+    typed = {_key(q): q for q in words(question)}
+    for k, w in enumerate(prev_words):
+        if _is_number(w) or _key(w) not in {_key(r) for r in restated}:
+            continue
+        if _number_after(question, w) or _number_after(question, typed.get(_key(w), w)):
+            for j in range(k + 1, min(k + 4, len(prev_words))):
+                if _is_number(prev_words[j]):
+                    out.add(j)
+                    break
+    return out
 
 
 def _key(word: str) -> str:
@@ -146,6 +248,7 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
     if not x or not p:
         return None
     p_keys = [_key(w) for w in p]
+    x = [_bare(w, set(p_keys)) if _bare(w, set(p_keys)) in p_keys else w for w in x]
     heads = [i for i, w in enumerate(x) if _key(w) in p_keys and w.isalpha() and _key(w) not in QUESTION_WORDS]
     if heads:
         i = heads[-1]
@@ -153,13 +256,18 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
         if not tail:
             return None
         j = p_keys.index(_key(x[i]))
+        if all(_is_number(w) for w in tail):  # a new value: it replaces the old one ("ipk ku 3,6" → "ipk ku 3,1")
+            at = next((k for k in range(j + 1, min(j + 4, len(p))) if _is_number(p[k].strip(",.;:"))), None)
+            out = p[: j + 1] + tail + p[j + 1 :] if at is None else p[:at] + tail + p[at + 1 :]
+            return " ".join(out) + "?"
         out = p[: j + 1] + tail + p[j + 1 + len(tail) :]
         return " ".join(out) + "?"
     if not subject_may_change:
         return None
     start = 1 if _key(p[0]) in HONORIFICS else 0
     end = start
-    while end < len(p) and _key(p[end]) not in ATTRIBUTE_WORDS | QUESTION_WORDS | _TYPE_QUESTION_WORDS:
+    stops = ATTRIBUTE_WORDS | QUESTION_WORDS | _TYPE_QUESTION_WORDS
+    while end < len(p) and _key(p[end]) not in stops and p[end].lower().strip(",.") not in stops:
         end += 1
     rest = p[end:]
     if end == start or not any(_key(w) not in QUESTION_WORDS for w in rest):
@@ -170,7 +278,7 @@ _TYPE_QUESTION_WORDS = frozenset("siapa siapakah berapa kapan mana dimana bagaim
 
 def _number_after(text: str, word: str) -> bool:
     """``text`` gives ``word`` a number of its own ("semester 6")."""
-    return bool(re.search(rf"\b{re.escape(word)}\s+\d", text, re.IGNORECASE))
+    return bool(re.search(rf"\b{re.escape(word)}(?:-?nya)?\s+\d", text, re.IGNORECASE))
 
 
 _NAME = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,3}")
@@ -188,6 +296,25 @@ def _names(reply: str, exclude: set[str] | frozenset[str] = frozenset()) -> list
         for w in m.group(0).split():
             if w not in _NOT_NAMES and len(w) > 2 and w not in out and w.lower() not in exclude:
                 out.append(w)
+    return out[:4]
+
+
+# a person as a reply names one: a capitalised name before an academic title ("Rina Wulandari, M.T."), or after
+# "adalah"/"oleh"/an honorific ("… adalah Rina Wulandari.")
+_TITLED = re.compile(r"((?:[A-Z][a-z]+\s+){0,4}[A-Z][a-z]+),\s*(?:[A-Z][A-Za-z]{0,3}\.){1,3}")
+_INTRODUCED = re.compile(r"\b(?:adalah|ialah|oleh|yaitu|Bapak|Ibu|Pak|Bu)\s+((?:[A-Z][a-z]+\s+){0,4}[A-Z][a-z]+)")
+
+
+def _person(reply: str) -> list[str]:
+    """The words of the first person the previous answer names (at most four), or [] when it names no one;
+    field labels before the name ("Ruang", "Email") are not part of it."""
+    first = reply.splitlines()[0] if reply else ""
+    found = [m for rx in (_TITLED, _INTRODUCED) for m in rx.finditer(first)]
+    if not found:
+        return []
+    m = min(found, key=lambda m: m.start(1))
+    out = [w for w in m.group(1).split()
+           if w.lower() not in ATTRIBUTE_WORDS and w not in _NOT_NAMES and w.lower() not in QUESTION_WORDS]
     return out[:4]
 
 

@@ -1,0 +1,116 @@
+"""Follow-ups that follow the conversation (docs/answers.md, "Follow-ups"): classes of follow-up, each with made-up
+examples (no sample-site or evaluation item)."""
+
+from __future__ import annotations
+
+from generation.refine import rewrite_followup
+from storage.models import Message
+
+ABSTAINED = "Maaf, saya belum menemukan informasi yang cukup di situs program studi untuk menjawab pertanyaan itu."
+
+
+def _words(query: str) -> set[str]:
+    return {w.strip(",.") for w in query.lower().replace("?", " ").split()}
+
+
+def _ask(followup: str, *turns: tuple[str, str]):
+    history: list[Message] = []
+    for user, reply in turns:
+        history += [Message("user", user), Message("assistant", reply)]
+    return rewrite_followup(followup, history)
+
+
+# -- names from the previous reply ---------------------------------------------------------------------------------
+
+def test_reply_names_are_not_carried_when_the_previous_question_named_its_subject():
+    # the previous question asked *where* the reading room is: "-nya" points at the room, not at the person the
+    # (wrong) reply happened to name
+    r = _ask("jam bukanya kapan?", ("perpustakaan jurusan di gedung mana?", "Ruang Joko Susilo, M.T.: Gedung C."))
+    got = _words(r.query)
+    assert r.rewritten and {"perpustakaan", "jurusan"} <= got and not ({"joko", "susilo"} & got), r.query
+
+
+def test_reply_names_are_carried_when_the_reply_named_the_person_asked_for():
+    r = _ask("emailnya?", ("siapa pembina klub robotik?", "Pembina klub robotik adalah Rina Wulandari, M.T."))
+    got = _words(r.query)
+    assert {"email", "rina", "wulandari"} <= got or {"emailnya", "rina", "wulandari"} <= got, r.query
+
+
+def test_reply_names_are_not_carried_when_the_reply_named_no_person():
+    # a "siapa" question whose reply names no one did not answer it: nothing of the reply is carried
+    r = _ask("emailnya?", ("siapa pembina klub robotik?", "Klub ini terbuka bagi mahasiswa Kelas Malam."))
+    got = _words(r.query)
+    assert {"klub", "robotik"} <= got and not ({"kelas", "malam"} & got), r.query
+    r = _ask("emailnya?", ("siapa pembina klub robotik?", ABSTAINED))
+    assert not ({"maaf", "situs"} & _words(r.query)), r.query
+
+
+def test_dia_resolves_to_the_person_the_reply_named_for_a_who_question():
+    r = _ask("dia ngajar apa lagi selain itu?",
+             ("dosen yang mengampu statistika siapa?", "Statistika diampu oleh Andi Pratama, M.Kom. [1]"))
+    got = _words(r.query)
+    assert {"andi", "pratama", "ngajar"} <= got and not ({"statistika", "mengampu"} & got), r.query
+    # no person in the reply: "dia" stays unresolved and the previous description is kept
+    r = _ask("beliau ngajar apa lagi?", ("dosen yang mengampu statistika siapa?", "Statistika adalah mata kuliah wajib."))
+    got = _words(r.query)
+    assert "statistika" in got and "wajib" not in got, r.query
+
+
+# -- a possessive "-nya" after an attribute points back ------------------------------------------------------------
+
+def test_an_attribute_with_a_possessive_word_keeps_the_subject_of_a_chain():
+    # "jadwal latihannya" = its practice schedule: an attribute of the previous subject, not a new subject
+    r = _ask("kalo jadwal latihannya?", ("klub robotik itu klub apa?", ABSTAINED),
+             ("ketuanya siapa", "Klub ini menerima anggota baru setiap semester."))
+    got = _words(r.query)
+    assert {"robotik", "jadwal"} <= got and "ketua" not in got and "ketuanya" not in got, r.query
+    r = _ask("jam tutupnya berapa?", ("kantin teknik ada di mana?", "Kantin ada di Gedung C."))
+    assert {"kantin", "teknik", "jam"} <= _words(r.query), r.query
+
+
+# -- a new attribute replaces the previous one -----------------------------------------------------------------------
+
+def test_a_new_attribute_replaces_a_procedure_word():
+    r = _ask("trus syaratnya apa aja?", ("gmn sih alur pengajuan cuti kuliah", ABSTAINED))
+    got = _words(r.query)
+    assert {"syaratnya", "cuti", "kuliah"} <= got or {"syarat", "cuti", "kuliah"} <= got, r.query
+    assert not ({"alur", "trus", "terus"} & got), r.query
+    r = _ask("biayanya berapa?", ("bagaimana prosedur wisuda?", "Wisuda diadakan dua kali setahun."))
+    got = _words(r.query)
+    assert "wisuda" in got and "prosedur" not in got, r.query
+
+
+# -- numbers: a decimal or a range is one number; a restated value replaces the old one --------------------------------
+
+def test_a_restated_decimal_value_replaces_the_old_one():
+    r = _ask("kalo ipknya 3,1?", ("ipk ku 3,6 bisa daftar beasiswa apa", ABSTAINED))
+    got = _words(r.query)
+    assert "3,1" in got and "3,6" not in got and not ({"3", "6", "1"} & got), r.query
+    assert "ipknya" not in got and "ipk" in got, r.query
+    r = _ask("kalo ipnya 2,5?", ("ip semester ku 3,4 boleh ambil berapa sks", ABSTAINED))
+    got = _words(r.query)
+    assert {"ip", "2,5", "sks"} <= got and not ({"3,4", "3", "4", "ipnya"} & got), r.query
+
+
+def test_a_two_digit_academic_year_range_is_carried_as_one_year_range():
+    r = _ask("tempatnya di mana?", ("wisuda smt ganjil 23/24 kapan ya", ABSTAINED))
+    got = _words(r.query)
+    assert "2023/2024" in got and not ({"23", "24"} & got), r.query
+    # not a range of consecutive years: left as typed
+    r = _ask("tempatnya di mana?", ("kelas 3/5 kapan ya", ABSTAINED))
+    assert "3/5" in _words(r.query), r.query
+
+
+# -- what stays as it was ------------------------------------------------------------------------------------------
+
+def test_a_list_followup_that_changes_a_value_keeps_the_list_question():
+    r = _ask("kalo yg lantai 5?", ("ruang kelas yg di lantai 4 apa aja", ABSTAINED))
+    got = _words(r.query)
+    assert {"kelas", "lantai", "5", "apa"} <= got and "4" not in got, r.query
+
+
+def test_a_value_restated_in_full_replaces_the_shorthand_one():
+    r = _ask("kalo yg semester 3?", ("matkul pilihan smt 4 apa aja", ABSTAINED))
+    got = _words(r.query)
+    assert "3" in got and "4" not in got, r.query
+
