@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, strip_clitics, words
 from retrieval.aliases import HONORIFICS
@@ -34,6 +34,9 @@ class FollowUp:
     query: str
     rewritten: bool
     previous: str = ""
+    # what the previous reply named, for a follow-up that asks for something else ("ada lagi?", "yang lain?",
+    # "selain itu?"): the answer should name something other than these
+    exclude: tuple[str, ...] = ()
 
 
 # What a follow-up can ask *about* a subject rather than name a new one ("emailnya?", "di gedung mana?",
@@ -53,6 +56,42 @@ _MAX_CHAIN = 4  # how many earlier follow-ups a chain may resolve through
 
 
 def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) -> FollowUp:
+    """Resolve a follow-up with the conversation (``_resolve``); one that asks for an alternative ("ada lagi yang
+    …?", "yang lain?", "selain itu?") also says what the previous reply named (``FollowUp.exclude``)."""
+    out = _resolve(question, history, _depth)
+    if not out.rewritten or not _ALTERNATIVE.search(question):
+        return out
+    reply = _last_reply(history)
+    if not reply or reply.startswith("Maaf"):
+        return out
+    asked = {w.lower() for w in words(f"{question} {out.query}")}
+    named = [n for n in _named(reply) if n.lower() not in asked and n.lower() not in ATTRIBUTE_WORDS]
+    return replace(out, exclude=tuple(named))
+
+
+def _last_reply(history: Sequence[object]) -> str:
+    for m in reversed(list(history)):
+        if getattr(m, "role", "") == "assistant":
+            return str(getattr(m, "text", "")).strip()
+        if getattr(m, "role", "") == "user":
+            return ""
+    return ""
+
+
+_ALTERNATIVE = re.compile(r"\b(?:ada lagi|ada yang lain|ada yg lain|yang lain|yg lain|lainnya|selain)\b", re.IGNORECASE)
+# a name as a reply gives one: an acronym ("MOCAP", "ETH0") or a person
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
+
+
+def _named(reply: str) -> list[str]:
+    """The acronyms and the person the first line of ``reply`` names, in order, without repeats."""
+    first = reply.splitlines()[0] if reply else ""
+    out = list(dict.fromkeys(_ACRONYM.findall(first)))
+    person = " ".join(_person(reply))
+    return out + ([person] if person else [])
+
+
+def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> FollowUp:
     """Resolve a follow-up ("ada yang lain?", "yang 3 SKS saja?", "emailnya?", "kalau ketua prodinya siapa?")
     with the previous user question, itself resolved first (chains of follow-ups). A follow-up that names a new
     subject replaces the carried-over one (and carries only the previous attribute, when it asks none of its
@@ -79,7 +118,7 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
     if not is_followup:
         return FollowUp(question, False)
     if _depth < _MAX_CHAIN:  # "siapa dosen IS?" → "emailnya?" → "kalau kaprodi?": resolve the middle one first
-        previous_resolved = rewrite_followup(previous, earlier, _depth + 1).query
+        previous_resolved = _resolve(previous, earlier, _depth + 1).query
     else:
         previous_resolved = previous
     prev_core = _full_years(previous_resolved.rstrip(" ?!."))

@@ -114,3 +114,18 @@ def test_a_value_restated_in_full_replaces_the_shorthand_one():
     got = _words(r.query)
     assert "3" in got and "4" not in got, r.query
 
+
+# -- "ada lagi?" / "yang lain?" asks for something other than what the reply named --------------------------------------
+
+def test_an_alternative_followup_names_what_the_reply_gave_to_leave_out():
+    r = _ask("ada lagi ga yg belajar robotik?",
+             ("klub yg bahas elektronika apa ya", "Klub ROBOTIKA (Robot dan Elektronika) membahas mikrokontroler. [1]"))
+    assert r.rewritten and "ROBOTIKA" in r.exclude, r
+    r = _ask("ada yang lain?", ("Apa saja klub di kampus?", "Selain Himpunan Mahasiswa (HMX), ada klub KOPI. [1]"))
+    assert {"HMX", "KOPI"} <= set(r.exclude), r
+    # a follow-up that asks no alternative leaves nothing out; nor does an abstention name anything
+    assert _ask("ketuanya siapa?", ("klub yg bahas elektronika apa ya", "Klub ROBOTIKA membahas mikrokontroler.")).exclude == ()
+    assert _ask("ada yang lain?", ("Apa saja klub di kampus?", ABSTAINED)).exclude == ()
+    # what one asks about (an attribute such as SKS) is no name to leave out
+    r = _ask("syarat lainnya apa?", ("syarat magang apa", "Syarat magang: lulus 90 SKS dan IPK 2,75. [1]"))
+    assert "SKS" not in r.exclude, r
