@@ -65,7 +65,8 @@ def _expansions() -> tuple[tuple[str, frozenset[str]], ...]:
     out = []
     for short, long in ABBREVIATIONS.items():
         long_stems = frozenset(stems(long))
-        if len(long_stems) >= 2:
+        # one-word long forms too ("lab" = laboratorium); a long form of function words only ("brp") has no stems
+        if long_stems and long_stems != {stem(short)}:
             out.append((stem(short), long_stems))
     return tuple(out)
 

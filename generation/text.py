@@ -38,7 +38,7 @@ QUESTION_WORDS = frozenset(
 ANSWER_TYPE_WORDS = frozenset(
     """syarat persyaratan cara lama jadwal waktu biaya jumlah besar tempat lokasi letak daftar jenis macam nama
     prosedur langkah tahapan ketentuan kriteria alamat nomor kontak tanggal hari jam pukul tahun berapa
-    arti maksud pengertian contoh tujuan fungsi manfaat kapan siapa memiliki mempunyai dimiliki dipunyai milik
+    arti maksud pengertian singkatan kepanjangan contoh tujuan fungsi manfaat kapan siapa memiliki mempunyai dimiliki dipunyai milik
     punya terdapat tersedia provinsi kota kabupaten negara daerah wilayah benua pulau lokasi""".split()
 )
 

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["STOPWORDS", "Analyzer", "clipped_compounds", "stem"]
+__all__ = ["STOPWORDS", "Analyzer", "clipped_compounds", "is_dictionary_word", "stem"]
 
 _EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
 _TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*")
@@ -124,3 +124,19 @@ def _stemming() -> Analyzer:
 def stem(word: str) -> str:
     """PySastrawi's stem of one lower-case word ("ruangannya" → "ruang"); numbers and codes unchanged."""
     return _stemming().stem(word)
+
+
+@functools.lru_cache(maxsize=1)
+def _root_words() -> frozenset[str]:
+    try:
+        from Sastrawi.Stemmer.StemmerFactory import StemmerFactory
+    except ImportError:  # PySastrawi is a dependency; without it no word counts as a dictionary word
+        return frozenset()
+    return frozenset(StemmerFactory().get_words_from_file())
+
+
+def is_dictionary_word(word: str) -> bool:
+    """``word`` is an Indonesian word: a root of PySastrawi's dictionary (29,932 roots, bundled with the stemmer),
+    or an affixed form whose stem is one ("pendaftaran" → "daftar")."""
+    roots = _root_words()
+    return word in roots or (stem(word) != word and stem(word) in roots)

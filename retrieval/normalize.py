@@ -26,7 +26,10 @@ built from four sources:
 4. **Vocabulary-driven repairs** of a word the index does not know (each only when the result is known):
    elongations collapsed ("bangettt" → "banget"), a clitic removed ("syaratnya" → "syarat"), and for words of at
    least five letters one omitted letter, one extra letter or two swapped neighbours ("jdwal" → "jadwal"), only
-   when exactly one known word is that close (ties broken by document frequency, a remaining tie → unchanged).
+   when exactly one known word is that close (ties broken by document frequency, a remaining tie → unchanged),
+   and never for a word of PySastrawi's root dictionary ("kuota" is no slip of "kota"); a loanword without the
+   apostrophe or hyphen the site writes ("mahad" → "ma'had"); a clitic off a two-letter shorthand ("ipnya" → "ip").
+5. **Academic years**: "24/25" → "2024/2025".
 
 Discourse particles and vocatives (:data:`FILLERS`: "dong", "sih", "kak", "min", …) are dropped, except next to
 a number ("min 3 SKS"). Never changed: digits and codes ("IF-301", "3.5"), e-mail addresses and URLs, all-caps
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval.aliases import HONORIFICS, AliasTable, alias_key
-from retrieval.analyzer import STOPWORDS
+from retrieval.analyzer import STOPWORDS, is_dictionary_word
 
 __all__ = [
     "FILLERS",
@@ -83,6 +86,25 @@ GLOSSARY: dict[str, str] = {
     "pmb": "penerimaan mahasiswa baru",
     "maba": "mahasiswa baru",
     "smt": "semester",
+    "lab": "laboratorium",
+    "mhs": "mahasiswa",
+    "mhsw": "mahasiswa",
+    "perpus": "perpustakaan",
+    "fak": "fakultas",
+    "akred": "akreditasi",
+    "sempro": "seminar proposal",
+    "semhas": "seminar hasil",
+    "kompre": "komprehensif",
+    "kkn": "kuliah kerja nyata",
+    "doswal": "dosen wali",
+    "sertif": "sertifikat",
+    "proker": "program kerja",
+    "ormawa": "organisasi mahasiswa",
+    "ukm": "unit kegiatan mahasiswa",
+    "bem": "badan eksekutif mahasiswa",
+    "s1": "sarjana",
+    "s2": "magister",
+    "s3": "doktor",
     "sem": "semester",
     "jurusan": "program studi",
     "hp": "telepon",
@@ -114,30 +136,43 @@ FUNCTION_WORDS = STOPWORDS | frozenset(
 
 # Formal forms the lexicon gives that are informal themselves; each is mapped once more. Written for this project.
 _INFORMAL_TARGETS = {"enggak": "tidak", "nggak": "tidak", "ngga": "tidak", "gue": "saya", "kalo": "kalau",
-                     "kayak": "seperti", "gimana": "bagaimana"}
+                     "kayak": "seperti", "gimana": "bagaimana", "entar": "nanti", "indak": "tidak",
+                     "mengasih": "memberi"}
+
+# Chat spellings of question and function words that the bundled lexicon has no entry for, added to it by
+# :func:`load_lexicon` (its own entries win). Written for this project: the lexicon was searched for the usual chat
+# forms of siapa, di mana, kenapa, agar and diberi, and these are the ones it lacks. Like every lexicon entry, one
+# applies only where the site does not use the word itself ("sapa" on a page about greeting stays "sapa").
+CHAT_SUPPLEMENT = {"sapa": "siapa", "spa": "siapa", "dimn": "di mana", "dimna": "di mana", "npa": "kenapa",
+                   "biar": "agar", "dikasih": "diberi", "dikasi": "diberi"}
 
 _EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 _TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*\.?")
 _ALPHA = re.compile(r"[a-z]+")
 _CLITICS = ("nya", "lah", "kah", "pun")
+_ACADEMIC_YEAR = re.compile(r"(\d{2}|20\d{2})/(\d{2})")  # "24/25", "2024/25": an academic year
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _SENTENCE_END = re.compile(r"[.?!]\s*$")
 
 
 @functools.lru_cache(maxsize=4)
-def load_lexicon(path: Path = LEXICON_PATH) -> dict[str, str]:
-    """``slang → formal`` from the bundled lexicon (lower case); an empty map when the file is missing."""
+def load_lexicon(path: Path = LEXICON_PATH, supplement: bool = True) -> dict[str, str]:
+    """``slang → formal`` from the bundled lexicon (lower case), plus :data:`CHAT_SUPPLEMENT` where the file has no
+    entry (``supplement``); only the supplement when the file is missing."""
     try:
         with open(path, encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
     except FileNotFoundError:
-        return {}
+        rows = []
     out: dict[str, str] = {}
     for row in rows:
         slang = unicodedata.normalize("NFKC", row.get("slang") or "").strip().lower()
         formal = " ".join(unicodedata.normalize("NFKC", row.get("formal") or "").lower().split())
         if slang and formal and slang != formal:
+            out.setdefault(slang, formal)
+    if supplement:
+        for slang, formal in CHAT_SUPPLEMENT.items():
             out.setdefault(slang, formal)
     return out
 
@@ -302,6 +337,15 @@ class QueryNormalizer:
         )
         self._max_name = max((len(v.split()) for v in [*self.aliases.names, *self.aliases.honorific_names]),
                              default=0)
+        # the site's words with an apostrophe or a hyphen, as students type them without ("jumat" → "jum'at")
+        self._unmarked: dict[str, str] = {}
+        for term in self.vocabulary:
+            bare = term.replace("'", "").replace("-", "")
+            if bare != term and bare.isalpha() and len(bare) >= 4 and not self.known(bare):
+                # two spellings that differ only in their marks: the commoner one
+                best = self._unmarked.get(bare)
+                if best is None or self.vocabulary[term] > self.vocabulary[best]:
+                    self._unmarked[bare] = term
 
     # --- vocabulary ----------------------------------------------------------------------------------------------
     def known(self, word: str) -> bool:
@@ -446,6 +490,11 @@ class QueryNormalizer:
     def _word(self, text: str, toks: list[_Tok], i: int, add: Callable[[int, str], None], *,
               anchors: bool = False) -> None:
         tok = toks[i]
+        year = _ACADEMIC_YEAR.fullmatch(tok.text)
+        if year and int(year.group(2)) == int(year.group(1)[-2:]) + 1:  # "24/25" → "2024/2025"
+            first = year.group(1) if len(year.group(1)) == 4 else "20" + year.group(1)
+            tok.out = f"{first}/{first[:2]}{year.group(2)}"
+            return
         if self._abbreviation(i, tok, add) or not tok.plain:
             return  # abbreviations; codes, numbers, dotted forms stay as they are
         word = tok.lower
@@ -477,20 +526,30 @@ class QueryNormalizer:
                 return self.lexicon[form]
             if form != word and self._ok(form):
                 return form
-        # 2. a clitic ("syaratnya" → "syarat"), possibly on a slang base ("milihnya" → "milih" → "memilih")
+        # 2. a loanword without its apostrophe or hyphen ("mahad" → "ma'had")
+        if one in self._unmarked:
+            return self._unmarked[one]
+        # 3. a clitic ("syaratnya" → "syarat"), possibly on a slang base ("milihnya" → "milih" → "memilih"); on a
+        # two-letter base only when it is shorthand the site or the glossary knows ("ipnya" → "ip", not "tanya")
         for suffix in _CLITICS:
-            if one.endswith(suffix) and len(one) - len(suffix) >= 3:
-                stem = one[: -len(suffix)]
-                if self._ok(stem):
-                    return stem
-                if self.lexicon.get(stem):
-                    return self.lexicon[stem]
-        # 3. colloquial verb morphology ("ngajar" → "mengajar", "ngepalain" → "kepala", "diumumin" → "diumumkan")
+            base = one[: -len(suffix)]
+            if not one.endswith(suffix) or len(base) < 2:
+                continue
+            if len(base) == 2:
+                if suffix == "nya" and (base in self.glossary or base in self.aliases.abbreviations
+                                        or (self.known(base) and base not in FUNCTION_WORDS)):
+                    return base
+                continue
+            if self._ok(base):
+                return base
+            if self.lexicon.get(base):
+                return self.lexicon[base]
+        # 4. colloquial verb morphology ("ngajar" → "mengajar", "ngepalain" → "kepala", "diumumin" → "diumumkan")
         for form in colloquial_forms(one):
             if self.known(form):
                 return form
-        # 4. one typing slip against the site's vocabulary
-        if self.typo_correction and len(one) >= 5:
+        # 5. one typing slip against the site's vocabulary
+        if self.typo_correction and len(one) >= 5 and not is_dictionary_word(one):  # "kuota" is no slip of "kota"
             fixed = self._typo(one)
             if fixed:
                 return fixed

@@ -98,3 +98,34 @@ def test_clipped_compounds_need_two_long_neighbouring_words():
 
     assert "dakom" not in clipped_compounds("dan komputer")  # "dan" is too short to take part
     assert "jarkom" not in clipped_compounds("jaringan, lalu komputer")  # not neighbours
+
+
+@pytest.mark.parametrize("word", ["sapa", "biar", "dimn", "npa"])
+def test_chat_spellings_of_function_words_are_not_anchors(word):
+    assert anchors(f"pembina himpunan {word} bisa ikut") == ["pembina", "himpunan", "ikut"]
+
+
+@pytest.mark.parametrize(("short", "long"), [("lab", "laboratorium"), ("mhs", "mahasiswa"), ("perpus", "perpustakaan"),
+                                             ("sempro", "seminar proposal"), ("kkn", "kuliah kerja nyata"),
+                                             ("proker", "program kerja"), ("ormawa", "organisasi mahasiswa")])
+def test_campus_shorthand_meets_its_long_form_in_evidence(short, long):
+    """A page that spells a shorthand out contains the student's anchor, also when the long form is one word."""
+    from retrieval.normalize import GLOSSARY
+
+    assert GLOSSARY[short] == long
+    assert set(stems(short)) <= text_stems(f"Kepala {long.title()} dipilih tiap tahun")
+    assert set(stems(long)) <= text_stems(f"Kepala {short.upper()} dipilih tiap tahun")
+
+
+@pytest.mark.parametrize(("level", "name"), [("s1", "Sarjana"), ("s2", "Magister"), ("s3", "Doktor")])
+def test_degree_level_meets_its_name(level, name):
+    """"S1"/"S2"/"S3" are the degree levels a page names "Program Sarjana", "Magister", "Doktor"."""
+    assert level in text_stems(f"Program {name} Teknik Sipil")
+    assert stems(name.lower())[0] in text_stems(f"Lulusan {level.upper()} Teknik Sipil")
+
+
+@pytest.mark.parametrize("word", ["singkatan", "kepanjangan"])
+def test_asking_what_an_acronym_stands_for_is_an_answer_type(word):
+    from generation.support import is_soft, stem
+
+    assert is_soft(stem(word), word)

@@ -168,8 +168,11 @@ def test_glossary_is_the_one_generation_uses():
 
 def test_lexicon_helpers():
     assert LEXICON_PATH.exists()
+    from retrieval.normalize import CHAT_SUPPLEMENT
+
+    assert len(load_lexicon(supplement=False)) == 4330
     lexicon = load_lexicon()
-    assert len(lexicon) == 4330
+    assert len(lexicon) == 4330 + len(CHAT_SUPPLEMENT)
     assert resolve_formal("gak", lexicon) == "tidak"  # gak → enggak → tidak
     assert resolve_formal("dh", lexicon) == "deh"  # dh → dah → deh
     assert collapse_elongation("bangettt") == ("banget", "bangett")
@@ -233,3 +236,75 @@ def test_anchor_form_spells_out_slang_the_site_does_not_use(normalizer):
     # idempotent in this form too
     once = normalizer.normalize("tgl pake brp", expand=False)
     assert normalizer.normalize(once, expand=False) == once
+
+
+@pytest.mark.parametrize(("typed", "formal"), [("sapa", "siapa"), ("spa", "siapa"), ("dimn", "di mana"),
+                                               ("npa", "kenapa"), ("biar", "agar"), ("dikasih", "diberi")])
+def test_chat_spellings_the_lexicon_lacks_are_supplemented(typed, formal):
+    """Question and function words in chat spellings the bundled lexicon has no entry for (``CHAT_SUPPLEMENT``):
+    the lexicon's own entries win, and a site that uses the word keeps it."""
+    from retrieval.normalize import CHAT_SUPPLEMENT
+
+    assert typed in CHAT_SUPPLEMENT and typed in load_lexicon()
+    assert resolve_formal(typed, load_lexicon()) == formal
+    n = QueryNormalizer(vocabulary={"dosen": 3, "wali": 2}, lexicon=None)
+    assert n.normalize(f"dosen wali {typed}", expand=False) == f"dosen wali {formal}"
+    assert QueryNormalizer(vocabulary={"dosen": 3, typed: 1}).normalize(f"dosen {typed}") == f"dosen {typed}"
+
+
+def test_the_supplement_never_overrides_the_lexicon():
+    from retrieval.normalize import CHAT_SUPPLEMENT
+
+    raw = load_lexicon.__wrapped__(LEXICON_PATH, supplement=False)
+    assert not set(CHAT_SUPPLEMENT) & set(raw)
+
+
+def test_informal_targets_of_the_lexicon_are_mapped_once_more():
+    # the lexicon's "ntar" → "entar" and "ndak" → "indak" are informal or regional themselves
+    lexicon = load_lexicon()
+    assert resolve_formal("ntar", lexicon) == "nanti"
+    assert resolve_formal("ndak", lexicon) == "tidak"
+
+
+def test_loanword_typed_without_its_apostrophe_or_hyphen(vocabulary):
+    """Arabic loanwords keep an apostrophe or a hyphen on a site ("Ma'had", "Jum'at", "Al-Qur'an") that students
+    leave out; the site's spelling is the form to use."""
+    site = {k: v for k, v in vocabulary.items() if k != "jumat"} | {"jum'at": 3, "al-qur'an": 2, "ma'had": 4}
+    n = QueryNormalizer(vocabulary=site)
+    assert n.normalize("kajian jumat jam brp") == "kajian jum'at jam berapa"
+    assert n.normalize("hafalan alquran wajib gak") == "hafalan al-qur'an wajib tidak"
+    assert n.normalize("mahad putri dimana") == "ma'had putri dimana"
+    assert QueryNormalizer(vocabulary=vocabulary).normalize("mahad") == "mahad"  # the site has no such word
+    # a site that writes the word both ways keeps the student's spelling
+    assert QueryNormalizer(vocabulary=site | {"jumat": 1}).normalize("kajian jumat") == "kajian jumat"
+
+
+def test_clitic_on_a_short_shorthand(vocabulary):
+    """"ipnya", "tanya" stays: a clitic comes off a two-letter base only when that base is shorthand the site or
+    the glossary knows."""
+    n = QueryNormalizer(vocabulary=dict(vocabulary) | {"ip": 2, "ta": 3})
+    assert n.normalize("kalo ipnya 2,9?", expand=False) == "kalau ip 2,9?"
+    assert n.normalize("mau tanya") == "mau tanya"  # a function word, not "ta" + "-nya"
+    assert QueryNormalizer(vocabulary=vocabulary).normalize("ipnya brp") == "ipnya berapa"  # "ip" unknown here
+
+
+@pytest.mark.parametrize(("typed", "full"), [("23/24", "2023/2024"), ("2024/25", "2024/2025"), ("19/20", "2019/2020")])
+def test_academic_year_shorthand_is_written_out(normalizer, typed, full):
+    """A two-digit academic year ("smt genap 24/25") is the page's "2024/2025"; other slashes stay as typed."""
+    assert normalizer.normalize(f"jadwal uas genap {typed}", expand=False) == f"jadwal uas genap {full}"
+    assert normalizer.normalize(f"jadwal uas genap {typed}") == f"jadwal uas genap {full}"
+
+
+@pytest.mark.parametrize("typed", ["24/26", "3/4", "12/2024", "2023/2024"])
+def test_other_slashes_stay(normalizer, typed):
+    assert normalizer.normalize(f"nilai {typed} berapa", expand=False) == f"nilai {typed} berapa"
+
+
+def test_a_dictionary_word_is_never_a_typing_slip(vocabulary):
+    """One letter apart is not enough when the typed word is itself Indonesian ("kuota" is no slip of "kota")."""
+    from retrieval.analyzer import is_dictionary_word
+
+    n = QueryNormalizer(vocabulary=dict(vocabulary) | {"kota": 4, "pendaftaran": 3})
+    assert is_dictionary_word("kuota") and not is_dictionary_word("pendaftarn")
+    assert n.normalize("kuota jalur mandiri") == "kuota jalur mandiri"
+    assert n.normalize("pendaftarn jalur mandiri") == "pendaftaran jalur mandiri"
