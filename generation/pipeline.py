@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from generation.answer_type import expected_type, is_list_question, type_ok
+from generation.answer_type import expected_type, expected_unit, is_list_question, type_ok, unit_ok
 from generation.calibration import DEFAULT_MODEL_PATH, Calibrator
 from generation.compose import abstain_text, compose_answer, disagree_by_year, display, newest_first
 from generation.entropy import dragin_confidence, mean_entropy
@@ -159,6 +159,7 @@ class _Turn:
     anchor_stems: list[str] = field(default_factory=list)
     list_q: bool = False
     kind: str | None = None
+    unit: str | None = None  # the unit a "berapa" question counts in ("berapa jam")
     corpus_w: dict[str, float] | None = None
     q_vec: Any = None
     ev: _Evidence = field(default_factory=_Evidence)
@@ -438,6 +439,7 @@ class AnswerPipeline:
             return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
         turn.list_q = is_list_question(turn.normalized)
         turn.kind = None if turn.list_q else expected_type(turn.normalized)
+        turn.unit = None if turn.list_q else expected_unit(turn.normalized)
         corpus_w = await self._run(corpus_weights, turn.index, turn.anchor_text)
         if turn.followup:
             # a follow-up asks about its own words; the carried-over topic only narrows the search
@@ -474,7 +476,7 @@ class AnswerPipeline:
         return turn.best_cov < cfg.anchor_coverage_min or turn.top_sim < cfg.min_top_similarity
 
     async def _refresh_evidence(self, turn: _Turn) -> None:
-        turn.ev = await self._evidence(turn.hits, turn.anchor_stems, turn.q_vec, turn.corpus_w, turn.kind)
+        turn.ev = await self._evidence(turn.hits, turn.anchor_stems, turn.q_vec, turn.corpus_w, turn.kind, turn.unit)
         turn.best_cov = max(turn.ev.coverage_chunk.values(), default=0.0)
         vecs = turn.ev.vectors
         turn.top_sim = float(np.max(vecs @ turn.q_vec)) if vecs is not None and len(vecs) else 0.0
@@ -711,6 +713,7 @@ class AnswerPipeline:
         q_vec: np.ndarray,
         corpus_w: dict[str, float] | None = None,
         kind: str | None = None,
+        unit: str | None = None,
     ) -> _Evidence:
         ev = _Evidence(hits=list(hits))
         ev.sentences = split_evidence(hits, max_sentences=60)
@@ -742,8 +745,9 @@ class AnswerPipeline:
                 # a sentence from a chunk that misses the question's anchors cannot be the cited answer
                 float(chunk_cov < self.config.anchor_coverage_min),
                 # the finalizer (docs/answers.md): a "berapa"/"kapan"/"siapa" question wants a sentence that can carry a
-                # number, a time or a name (display() adds the page title to "Label: value" lines)
-                float(kind is not None and not type_ok(kind, shown[i])),
+                # number, a time or a name (display() adds the page title to "Label: value" lines); a number in
+                # another unit than the question names ("100 SKS" for "berapa jam") is half a miss
+                1.0 if kind is not None and not type_ok(kind, shown[i]) else (0.5 if not unit_ok(unit, shown[i]) else 0.0),
             )
             ev.components.append(parts)
             ev.scores.append(float(weight @ np.asarray(parts)))

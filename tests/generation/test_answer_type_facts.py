@@ -59,3 +59,32 @@ def test_facts_usability():
     assert not facts_usable({"name": "Skripsi"}, COURSES[:1], "Apa syarat mengambil skripsi?")
     lec = [{"table": "lecturers", "name": "Prof. X", "field": "NIP", "value": "1", "url": "u"}]
     assert not facts_usable({"name": ["Prof. X"]}, lec, "Berapa nomor HP pribadi Prof. X?")
+
+
+@pytest.mark.parametrize(
+    ("question", "unit"),
+    [("magang minimal berapa jam kerja", "jam"), ("berapa hari masa sanggah", "hari"), ("kuota berapa orang", "orang"),
+     ("berapa persen lulusan bekerja", "persen"), ("Berapa SKS bobot skripsi?", "sks"), ("jam berapa kantor buka", None),
+     ("berapa tahun masa studi", None), ("berapa biaya wisuda", None), ("siapa ketua panitia", None)],
+)
+def test_the_unit_a_berapa_question_names(question, unit):
+    from generation.answer_type import expected_unit
+
+    assert expected_unit(question) == unit
+
+
+@pytest.mark.parametrize(
+    ("unit", "sentence", "ok"),
+    [("jam", "Magang wajib ditempuh minimal 200 jam kerja di mitra.", True),
+     ("jam", "Magang dapat diambil setelah lulus 90 SKS.", False),
+     ("hari", "Masa sanggah berlangsung tiga hari kerja.", True),
+     ("orang", "Sebanyak 31 peserta dinyatakan lulus ujian.", True),
+     ("orang", "Pelatihan berlangsung selama 3 hari.", False),
+     ("persen", "Sebanyak 75% lulusan bekerja dalam enam bulan.", True),
+     ("persen", "Sebanyak 75 persen lulusan bekerja.", True),
+     ("sks", "Skripsi berbobot 6 SKS.", True)],
+)
+def test_a_sentence_carries_the_named_unit(unit, sentence, ok):
+    from generation.answer_type import unit_ok
+
+    assert unit_ok(unit, sentence) is ok
