@@ -82,6 +82,14 @@ def text_stems(text: str) -> set[str]:
         elif short in found:
             found |= long_stems
     found |= clipped_compounds(text)
+    # small numbers in words or digits ("enam bulan" meets "6 bulan"), "%" and "persen"
+    for w in list(found):
+        if w in _NUMBER_WORDS:
+            found.add(_NUMBER_WORDS[w])
+        elif w in _NUMBER_DIGITS:
+            found.add(_NUMBER_DIGITS[w])
+    if "persen" in found or re.search(r"\d\s?%", text):
+        found |= {"persen", "%"}
     # acronyms of capitalised word runs: "Institut Teknologi Bandung" also answers to "ITB"
     for run in _CAP_RUN.findall(text):
         parts = run.split()
@@ -92,6 +100,9 @@ def text_stems(text: str) -> set[str]:
 
 
 _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
+_NUMBER_WORDS = dict(zip("satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas".split(),
+                         map(str, range(1, 12)), strict=True))
+_NUMBER_DIGITS = {d: w for w, d in _NUMBER_WORDS.items()}
 
 
 @dataclass(frozen=True, slots=True)

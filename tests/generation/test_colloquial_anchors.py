@@ -129,3 +129,13 @@ def test_asking_what_an_acronym_stands_for_is_an_answer_type(word):
     from generation.support import is_soft, stem
 
     assert is_soft(stem(word), word)
+
+
+@pytest.mark.parametrize(("page", "anchor"), [("lulus dalam waktu kurang dari enam bulan", "6"),
+                                              ("masa studi paling lama 7 tahun", "tujuh"),
+                                              ("sekitar 80% lulusan bekerja", "persen"),
+                                              ("diskon 50 persen untuk anak yatim", "%")])
+def test_numbers_meet_their_spelled_form(page, anchor):
+    """Pages write small numbers as words ("enam bulan") and percentages as "%": a question typed the other way
+    still finds its number on the page."""
+    assert anchor in text_stems(page)
