@@ -159,7 +159,9 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     restated = {w for w in own_words if w not in QUESTION_WORDS}
     replaced = _replaced_numbers(prev_words, restated, question)
     new_attribute = bool(set(extra) & ATTRIBUTE_WORDS) or bool(possessed)
-    prev_attributes = _possessed_words(previous)  # "pembinanya siapa": what the previous follow-up asked about
+    # in a chain, what the previous follow-up asked with "-nya" ("pembinanya siapa?") was its attribute; in a first
+    # question "-nya" may mark the subject itself ("beasiswanya apa aja?")
+    prev_attributes = _possessed_words(previous) if previous_resolved.strip() != previous.strip() else set()
     topic: list[str] = []
     for k, w in enumerate(prev_words):
         if w in own_words and not _is_number(w):
