@@ -102,6 +102,13 @@ GLOSSARY: dict[str, str] = {
     "ormawa": "organisasi mahasiswa",
     "ukm": "unit kegiatan mahasiswa",
     "bem": "badan eksekutif mahasiswa",
+    # English words students type where official pages write the Indonesian term
+    "acc": "setuju",
+    "upload": "unggah",
+    "download": "unduh",
+    "online": "daring",
+    "offline": "luring",
+    "deadline": "batas waktu",
     "s1": "sarjana",
     "s2": "magister",
     "s3": "doktor",

@@ -107,7 +107,8 @@ def test_chat_spellings_of_function_words_are_not_anchors(word):
 
 @pytest.mark.parametrize(("short", "long"), [("lab", "laboratorium"), ("mhs", "mahasiswa"), ("perpus", "perpustakaan"),
                                              ("sempro", "seminar proposal"), ("kkn", "kuliah kerja nyata"),
-                                             ("proker", "program kerja"), ("ormawa", "organisasi mahasiswa")])
+                                             ("proker", "program kerja"), ("ormawa", "organisasi mahasiswa"),
+                                             ("upload", "unggah"), ("online", "daring"), ("acc", "setuju")])
 def test_campus_shorthand_meets_its_long_form_in_evidence(short, long):
     """A page that spells a shorthand out contains the student's anchor, also when the long form is one word."""
     from retrieval.normalize import GLOSSARY

@@ -152,7 +152,8 @@ def test_fillers_next_to_numbers_are_kept(normalizer):
 
 def test_without_an_index_only_function_words_are_mapped():
     n = QueryNormalizer()
-    assert n.normalize("gmn cara daftar yg online") == "bagaimana cara daftar yang online"
+    assert n.normalize("gmn cara daftar yg cepat") == "bagaimana cara daftar yang cepat"
+    assert n.normalize("daftar yg online") == "daftar yang daring"  # the glossary applies without an index too
     assert n.normalize("jdwal krs") == "jdwal krs kartu rencana studi"  # no vocabulary: no typo correction
 
 
