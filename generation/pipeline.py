@@ -439,7 +439,7 @@ class AnswerPipeline:
             return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
         turn.list_q = is_list_question(turn.normalized)
         turn.kind = None if turn.list_q else expected_type(turn.normalized)
-        turn.unit = None if turn.list_q else expected_unit(turn.normalized)
+        turn.unit = None if turn.list_q else expected_unit(turn.anchor_text)  # in formal words ("org" → "orang")
         corpus_w = await self._run(corpus_weights, turn.index, turn.anchor_text)
         if turn.followup:
             # a follow-up asks about its own words; the carried-over topic only narrows the search
@@ -730,7 +730,10 @@ class AnswerPipeline:
         # scored as shown: a "Label: value" row carries its page title (compose.display), so the page's subject
         # counts for the row (a community page's "Dosen pembina: …" row answers "siapa pembina komunitas itu")
         shown = [display(s) for s in ev.sentences]
-        sent_stems = [text_stems(text) for text in shown]
+        # … and cited under its page's title: the page's subject counts for each of its sentences ("minimal 160 jam"
+        # on the PKL page answers "PKL berapa jam"); a page without a title (a plain passage) adds nothing
+        titles = {t: text_stems(t) for t in {s.title or "" for s in ev.sentences}}
+        sent_stems = [text_stems(text) | titles[s.title or ""] for s, text in zip(ev.sentences, shown, strict=True)]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
         weight = np.asarray([self.evidence_weights[c] for c in EVIDENCE_COMPONENTS])
         for i, s in enumerate(ev.sentences):

@@ -153,15 +153,17 @@ def anchor_coverage(anchor_stems: Sequence[str], text_stems: set[str], weights: 
     return got / total if total else 1.0
 
 
-# Soft anchors: words a question needs but evidence paraphrases or leaves out. Two classes, neither written against
-# an evaluation set: the answer-type words (generation.text.ANSWER_TYPE_WORDS: "syarat", "lama", "jadwal") and the
-# general function words of Sastrawi's Indonesian stopword list (bundled with the PySastrawi dependency; derived from
+# Soft anchors: words a question needs but evidence paraphrases or leaves out. Three classes, none written against
+# an evaluation set: the answer-type words (generation.text.ANSWER_TYPE_WORDS: "syarat", "lama", "jadwal"), relative
+# time words (_DEIXIS: "kemarin", "besok") and the general function words of Sastrawi's Indonesian stopword list (bundled with the PySastrawi dependency; derived from
 # Tala's 2003 list: "bapak", "ibu", "hal", "bagian", "mulai", "masuk", "bekerja" …). A student's "pak"/"bu", "hal
 # apa aja" or "mulai kapan" must not make a page that answers look as if it missed the question.
 # Set a priori, not fitted: on the calibrator's tune rows (IDK-MRC tune + dev, bench/fit_abstention.py
 # --soft-weights 0,0.1,0.2,0.35,0.5,1) every weight from 0 to 0.5 gave the same out-of-fold result and 1.0 one
 # question more of 139; formal questions rarely hold these words, so that data cannot tell (docs/answers.md).
 SOFT_ANCHOR_WEIGHT = 0.2
+# Relative time words: a page says "3 Oktober 2024", never "kemarin" or "besok" (written for this project).
+_DEIXIS = frozenset("kemarin kemaren besok lusa tadi nanti sekarang kini barusan".split())
 
 
 @functools.lru_cache(maxsize=1)
@@ -173,7 +175,7 @@ def soft_anchors() -> frozenset[str]:
         general = {w for w in StopWordRemoverFactory().get_stop_words() if len(w) > 1}
     except ImportError:  # PySastrawi is a dependency; without it only the answer-type words are soft
         general = set()
-    words = set(ANSWER_TYPE_WORDS) | general
+    words = set(ANSWER_TYPE_WORDS) | general | _DEIXIS
     return frozenset(words | {stem(w) for w in words})
 
 

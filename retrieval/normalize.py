@@ -102,6 +102,11 @@ GLOSSARY: dict[str, str] = {
     "ormawa": "organisasi mahasiswa",
     "ukm": "unit kegiatan mahasiswa",
     "bem": "badan eksekutif mahasiswa",
+    # address shorthand pages and students both use ("Gedung B Lt. 2")
+    "lt": "lantai",
+    "gd": "gedung",
+    "gdg": "gedung",
+    "jl": "jalan",
     # English words students type where official pages write the Indonesian term
     "acc": "setuju",
     "upload": "unggah",

@@ -51,6 +51,15 @@ PAGES = [
         "Laboratorium Kecerdasan Buatan dilengkapi dua server GPU untuk penelitian pembelajaran mesin. "
         "Laboratorium buka untuk praktikum mulai pukul 07.30 sampai 17.00.",
     ),
+    (  # a programme page whose sentences leave its subject to the title; an FAQ names the subject, not the answer
+        "magang", "/akademik/magang-industri.html", "Program Magang Industri",
+        "Program ini terbuka bagi mahasiswa mulai semester enam. "
+        "Peserta bekerja penuh waktu di mitra selama minimal 640 jam.",
+    ),
+    (
+        "faq", "/faq.html", "Tanya Jawab",
+        "Magang industri boleh diambil setelah mahasiswa lulus minimal 90 SKS.",
+    ),
     (  # a community page: prose about the community, then its facts as "Label: value" rows without its name
         "korbi", "/kemahasiswaan/korbi.html", "Komunitas Robotika (KORBI)",
         "Komunitas Robotika (KORBI) adalah wadah mahasiswa yang tertarik pada robot dan sistem tertanam. "

@@ -47,7 +47,8 @@ def test_shorthand_still_meets_its_spelled_out_form():
     assert {"indeks", "prestasi", "kumulatif"} <= text_stems("Syarat IPK minimal 3,00")
 
 
-@pytest.mark.parametrize("word", ["bapak", "ibu", "pak", "hal", "bagian", "mulai", "masuk", "syarat", "jadwal"])
+@pytest.mark.parametrize("word", ["bapak", "ibu", "pak", "hal", "bagian", "mulai", "masuk", "syarat", "jadwal",
+                                  "kemarin", "besok", "sekarang"])
 def test_general_words_and_answer_type_words_are_soft_anchors(word):
     from generation.support import is_soft, stem
 
@@ -108,7 +109,8 @@ def test_chat_spellings_of_function_words_are_not_anchors(word):
 @pytest.mark.parametrize(("short", "long"), [("lab", "laboratorium"), ("mhs", "mahasiswa"), ("perpus", "perpustakaan"),
                                              ("sempro", "seminar proposal"), ("kkn", "kuliah kerja nyata"),
                                              ("proker", "program kerja"), ("ormawa", "organisasi mahasiswa"),
-                                             ("upload", "unggah"), ("online", "daring"), ("acc", "setuju")])
+                                             ("upload", "unggah"), ("online", "daring"), ("acc", "setuju"),
+                                             ("lt", "lantai"), ("gd", "gedung")])
 def test_campus_shorthand_meets_its_long_form_in_evidence(short, long):
     """A page that spells a shorthand out contains the student's anchor, also when the long form is one word."""
     from retrieval.normalize import GLOSSARY

@@ -262,3 +262,15 @@ async def test_a_label_value_row_is_scored_as_shown_with_its_page_title(make_pip
     sents, _, scores = await pipeline.evidence(question)
     best = max(range(len(sents)), key=lambda i: scores[i])
     assert sents[best].text.startswith(line), [(s.text[:40], round(sc, 3)) for s, sc in zip(sents, scores, strict=True)]
+
+
+async def test_a_sentence_is_read_under_its_page_title(make_pipeline):
+    """The page's subject counts for each of its sentences (they are cited under its title): the programme page's
+    "minimal 640 jam" answers "magang industri minimal berapa jam", not the FAQ line that names the programme but
+    counts in SKS."""
+    pipeline = make_pipeline(FakeGenerator(default="tidak tahu"))
+    sentences, _, scores = await pipeline.evidence("magang industri minimal brp jam?")
+    best = max(range(len(sentences)), key=lambda i: scores[i])
+    assert "640 jam" in sentences[best].text
+    answer = await pipeline.answer("magang industri minimal brp jam?")
+    assert "640 jam" in strip_citations(answer.answer)
