@@ -17,6 +17,7 @@ import pytest
 from generation.llama_backend import LlamaConfig, LlamaGenerator, ModelError, pick_prompt_format
 from generation.pipeline import AnswerPipeline, PipelineConfig
 from generation.pool import LLMPool
+from generation.prompts import build_prompt
 from tests.generation.corpus import BASE
 
 pytestmark = pytest.mark.integration
@@ -77,7 +78,8 @@ async def test_injected_instructions_are_ignored(real_pipeline):
 def test_generation_is_greedy_and_measures_entropy_per_token(llm_pool):
     generator = llm_pool.wait_ready(120)
     assert generator.prompt_format == "completion"  # a base model without a chat template
-    prompt = "Teks: Ruang sekretariat ada di Gedung C lantai 3.\nPertanyaan: Di mana ruang sekretariat?\nJawaban:"
+    # the pipeline's own completion prompt (with its worked examples), as the model sees it in use
+    prompt = build_prompt("completion", "Di mana ruang sekretariat?", ["Ruang sekretariat ada di Gedung C lantai 3."])
     a = generator.generate(prompt, max_tokens=16, stop=["\n"])
     b = generator.generate(prompt, max_tokens=16, stop=["\n"])
     assert a.text == b.text and a.entropies == b.entropies
@@ -151,7 +153,8 @@ def test_openai_backend_against_the_real_llama_server(llama_server, llm_pool):
     from generation.openai_backend import OpenAIConfig, OpenAIGenerator
 
     remote = OpenAIGenerator(OpenAIConfig(endpoint=llama_server, timeout_s=60))
-    prompt = "Teks: Ruang sekretariat ada di Gedung C lantai 3.\nPertanyaan: Di mana ruang sekretariat?\nJawaban:"
+    # the pipeline's own completion prompt (with its worked examples), as the model sees it in use
+    prompt = build_prompt("completion", "Di mana ruang sekretariat?", ["Ruang sekretariat ada di Gedung C lantai 3."])
     out = remote.generate(prompt, max_tokens=16, stop=["\n"])
     local = llm_pool.wait_ready(120).generate(prompt, max_tokens=16, stop=["\n"])
     assert out.text == local.text
