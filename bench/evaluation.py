@@ -63,6 +63,9 @@ DATA_NAMES = {
 FITTED_ON: list[dict[str, Any]] = [
     {"what": "Retrieval fusion constants (`retrieval/config.py`: dense weight, MMR λ, anchor boost, …)",
      "fitted_on": ["idkmrc-tune", "dev"]},
+    {"what": "Per-index fusion constants of the IDK-MRC check index (`bench/idkmrc_tune_fusion.json`, written by "
+             "`python -m bench.fit_retrieval --fit` on the tune split's own index; the retrieval row \"hybrid, fusion "
+             "fitted on the tune split\")", "fitted_on": ["idkmrc-tune"]},
     {"what": "Abstention calibrator (`generation/data/abstention.json`, `python -m bench.fit_abstention --monotone "
              "--base-rate-from sample-site-dev`: 100 + 100 questions over 700 tune passages, and `answers.jsonl`, each "
              "source weighing half; the signals' weights from both, the base rate from the sample site's dev set)",
@@ -123,6 +126,10 @@ CATEGORY_LABELS = {"1_kata": "1 kata", "2_kata": "2 kata", "3_kata": "3 kata", "
                    "5plus_kata": "5+ kata", "acak": "acak (scrambled)"}
 MODES = ("hybrid", "dense", "bm25")
 NORM_OFF_ROW = "hybrid, normalisation off"
+# fusion constants fitted on the IDK-MRC tune split's own index (python -m bench.fit_retrieval --fit): what
+# `python -m bot calibrate` stores as an index's fusion.json, applied to the check index
+TUNE_FUSION = ROOT / "bench" / "idkmrc_tune_fusion.json"
+TUNE_FUSION_ROW = "hybrid, fusion fitted on the tune split"
 
 
 def length_category(query: str) -> str:
@@ -243,13 +250,16 @@ def eval_items(items: Sequence[dict[str, Any]]) -> list[Any]:
     return [e for e in (item_from_row(it, n) for n, it in enumerate(items, 1)) if e is not None]
 
 
-def run_retrieval(index: Any, items: Sequence[Any], norm_off: Any | None, label: str) -> dict[str, Any]:
-    """R@k/MRR@k/NDCG@k per mode (and hybrid with normalisation off when that index variant exists)."""
+def run_retrieval(index: Any, items: Sequence[Any], norm_off: Any | None, label: str,
+                  extra: Sequence[tuple[str, Any]] = ()) -> dict[str, Any]:
+    """R@k/MRR@k/NDCG@k per mode (and hybrid with normalisation off when that index variant exists, and hybrid
+    on each ``extra`` (name, index variant))."""
     from retrieval.evaluation import evaluate
 
     out: dict[str, Any] = {"n": len(items), "modes": {},
                            "items": [{"id": i.id, "category": i.category, "relevant": sorted(i.relevant)} for i in items]}
     runs = [(m, index, m) for m in MODES] + ([(NORM_OFF_ROW, norm_off, "hybrid")] if norm_off is not None else [])
+    runs += [(name, idx, "hybrid") for name, idx in extra]
     for name, idx, mode in runs:
         print(f"eval: retrieval [{label}] {name} on {len(items)} queries …", file=sys.stderr, flush=True)
         started = time.perf_counter()
@@ -554,7 +564,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             idk["facts_rows"] = bool(sum(build.facts.values())) if build.facts else False
             raw["indexes"]["IDK-MRC check split"] = {**dict(index.info), "facts": dict(build.facts)}
             norm_off, why = index_variant(index, ABLATIONS["normalisation off"]["retrieval"])
-            raw_sections["idkmrc"]["retrieval"] = run_retrieval(index, eval_items(idk["retrieval_items"]), norm_off, "idkmrc")
+            extra, fitted = [], {}
+            if TUNE_FUSION.is_file():  # the per-index choice: fusion constants fitted on the tune split's own index
+                fitted = json.loads(TUNE_FUSION.read_text(encoding="utf-8"))["values"]
+                variant, _ = index_variant(index, fitted)
+                extra = [(TUNE_FUSION_ROW, variant)] if variant is not None else []
+            raw_sections["idkmrc"]["retrieval"] = run_retrieval(index, eval_items(idk["retrieval_items"]), norm_off,
+                                                                "idkmrc", extra)
+            if extra:
+                raw_sections["idkmrc"]["retrieval"]["tune_fusion_values"] = fitted
             if norm_off is None:
                 raw_sections["idkmrc"]["retrieval_norm_off_skipped"] = why
             phases["retrieval, IDK-MRC"] = time.perf_counter() - t
@@ -650,7 +668,28 @@ def retrieval_table(ret: dict[str, Any], skipped: str | None = None) -> list[str
             lines += [f"Turning query normalisation off changed R@1 by {d1:+.3f} and MRR@10 by {d10:+.3f}.", ""]
     elif skipped:
         lines += [f"Normalisation-off retrieval was not run: {skipped}.", ""]
+    tuned = ret["modes"].get(TUNE_FUSION_ROW)
+    if tuned and tuned["global"] and hy and hy["global"]:
+        g = tuned["global"]
+        singles = [m for m in ("dense", "bm25") if ret["modes"].get(m) and ret["modes"][m]["global"]]
+        above = [m for m in singles if g["recall@1"] > ret["modes"][m]["global"]["recall@1"]
+                 and g["mrr@10"] > ret["modes"][m]["global"]["mrr@10"]]
+        values = ", ".join(f"{k} = {v}" for k, v in (ret.get("tune_fusion_values") or {}).items())
+        lines += [f"With the fusion constants fitted on the tune split's own index ({values or 'see bench/idkmrc_tune_fusion.json'}; "
+                  f"the per-index fit `python -m bot calibrate` stores), hybrid has R@1 {g['recall@1']:.3f} and MRR@10 "
+                  f"{g['mrr@10']:.3f}, against {hy['global']['recall@1']:.3f} / {hy['global']['mrr@10']:.3f} with the "
+                  f"global defaults. {_above_sentence(above, singles)}", ""]
     return lines
+
+
+def _above_sentence(above: Sequence[str], singles: Sequence[str]) -> str:
+    """Which single retrievers a hybrid row beats on both R@1 and MRR@10, said from the lists."""
+    below = [m for m in singles if m not in above]
+    if not below:
+        return f"It is above {' and '.join(above)} on both R@1 and MRR@10."
+    if not above:
+        return f"It is not above {' or '.join(below)} on both R@1 and MRR@10."
+    return f"It is above {' and '.join(above)} on both R@1 and MRR@10, but not above {' and '.join(below)}."
 
 
 def thesis_retrieval_markdown(ret: dict[str, Any], num: str) -> list[str]:

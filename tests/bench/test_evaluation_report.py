@@ -205,3 +205,19 @@ def test_the_gate_in_force_is_named(report):
     assert "Abstention gate in force: `thresholds` (the configured gate is `calibrated`, but no abstention model" in (
         _section(report, "1. Dev set"))
     assert "Abstention gate in force: `calibrated`." in _section(report, "3. IDK-MRC")
+
+
+@pytest.mark.parametrize(("tuned", "bm25", "verdict"), [
+    (["a"], ["b", "a"], "It is above dense and bm25 on both R@1 and MRR@10."),
+    (["a"], ["a"], "It is above dense on both R@1 and MRR@10, but not above bm25."),
+    (["b", "a"], ["a"], "It is not above dense or bm25 on both R@1 and MRR@10.")])
+def test_the_per_index_fusion_row_is_compared_from_the_numbers(tuned, bm25, verdict):
+    ret = _retrieval(["b", "a"], None)
+    ret["modes"]["bm25"]["global"] = metrics_for(bm25, {"a"})
+    ret["modes"]["dense"]["global"] = metrics_for(["c", "b", "a"], {"a"})
+    m = metrics_for(tuned, {"a"})
+    ret["modes"][ev.TUNE_FUSION_ROW] = {"mode": "hybrid", "n": 1, "global": m, "per_category": {}, "seconds": 0.1}
+    ret["tune_fusion_values"] = {"fusion_norm": "zscore", "dense_weight": 0.85}
+    text = "\n".join(ev.retrieval_table(ret))
+    assert f"| {ev.TUNE_FUSION_ROW} | 1 | {m['recall@1']:.3f} |" in text
+    assert "fusion_norm = zscore, dense_weight = 0.85" in text and verdict in text
