@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, strip_clitics, words
 from retrieval.aliases import HONORIFICS
-from retrieval.normalize import GLOSSARY
+from retrieval.normalize import GLOSSARY, full_academic_years
 
 __all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
 
@@ -121,7 +121,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
         previous_resolved = _resolve(previous, earlier, _depth + 1).query
     else:
         previous_resolved = previous
-    prev_core = _full_years(previous_resolved.rstrip(" ?!."))
+    prev_core = full_academic_years(previous_resolved.rstrip(" ?!."))
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
     if not extra:  # "ada yang lain?": the previous question again
         return FollowUp(prev_core + "?", True, previous)
@@ -139,11 +139,11 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not _is_number(w)
                    and w not in possessed]
     asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS) or bool(possessed)
-    text = _full_years(_without_connectives(question, bare))
+    text = full_academic_years(_without_connectives(question, bare))
     if _SWITCH.search(question.strip()):
         aligned = _what_about(question, prev_core, subject_may_change=bool(new_subject) and not narrowing and not asks)
         if aligned:
-            return FollowUp(_full_years(aligned), True, previous)
+            return FollowUp(full_academic_years(aligned), True, previous)
     if new_subject and not narrowing and _SWITCH.search(question.strip()):
         # a new subject replaces the old one; the old attribute carries over only when none is asked
         carry = [] if asks else [w for w in prev_words if w in ATTRIBUTE_WORDS and w not in own_words]
@@ -199,14 +199,6 @@ def _protect_numbers(text: str) -> tuple[str, dict[str, str]]:
         back[joined] = m.group(0)
         return joined
     return _NUMBER.sub(one, text), back
-
-
-def _full_years(text: str) -> str:
-    """A two-digit academic year range is the full one ("24/25" → "2024/2025"), as the site writes it."""
-    def full(m: re.Match[str]) -> str:
-        a, b = int(m.group(1)), int(m.group(2))
-        return f"20{m.group(1)}/20{m.group(2)}" if b == (a + 1) % 100 else m.group(0)
-    return re.sub(r"(?<![\d.,/])(\d{2})/(\d{2})(?![\d.,/])", full, text)
 
 
 def _bare(word: str, prev_keys: set[str]) -> str:

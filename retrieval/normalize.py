@@ -56,9 +56,11 @@ __all__ = [
     "GLOSSARY",
     "LEXICON_PATH",
     "QueryNormalizer",
+    "academic_year",
+    "collapse_elongation",
     "colloquial_forms",
     "colloquial_spellings",
-    "collapse_elongation",
+    "full_academic_years",
     "load_lexicon",
     "resolve_formal",
 ]
@@ -164,6 +166,7 @@ _TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*\.?")
 _ALPHA = re.compile(r"[a-z]+")
 _CLITICS = ("nya", "lah", "kah", "pun")
 _ACADEMIC_YEAR = re.compile(r"(\d{2}|20\d{2})/(\d{2})")  # "24/25", "2024/25": an academic year
+_ACADEMIC_YEAR_IN_TEXT = re.compile(r"(?<![\d.,/])(?:\d{2}|20\d{2})/\d{2}(?![\d.,/])")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _SENTENCE_END = re.compile(r"[.?!]\s*$")
 
@@ -278,6 +281,21 @@ def colloquial_forms(word: str) -> list[str]:
             continue
         out += [_prefixed("me", root) + "kan", _prefixed("me", root) + "i"]
     return [w for w in dict.fromkeys(out) if w != word]
+
+
+def academic_year(token: str) -> str | None:
+    """The full academic year a shorthand one stands for ("24/25", "2024/25" → "2024/2025"), or None (also for two
+    years that do not follow each other)."""
+    m = _ACADEMIC_YEAR.fullmatch(token)
+    if not m or int(m.group(2)) != (int(m.group(1)[-2:]) + 1) % 100:
+        return None
+    first = m.group(1) if len(m.group(1)) == 4 else "20" + m.group(1)
+    return f"{first}/{first[:2]}{m.group(2)}"
+
+
+def full_academic_years(text: str) -> str:
+    """``text`` with each shorthand academic year written out (:func:`academic_year`)."""
+    return _ACADEMIC_YEAR_IN_TEXT.sub(lambda m: academic_year(m.group(0)) or m.group(0), text)
 
 
 def collapse_elongation(word: str) -> tuple[str, str]:
@@ -502,10 +520,9 @@ class QueryNormalizer:
     def _word(self, text: str, toks: list[_Tok], i: int, add: Callable[[int, str], None], *,
               anchors: bool = False) -> None:
         tok = toks[i]
-        year = _ACADEMIC_YEAR.fullmatch(tok.text)
-        if year and int(year.group(2)) == int(year.group(1)[-2:]) + 1:  # "24/25" → "2024/2025"
-            first = year.group(1) if len(year.group(1)) == 4 else "20" + year.group(1)
-            tok.out = f"{first}/{first[:2]}{year.group(2)}"
+        year = academic_year(tok.text)
+        if year:  # "24/25" → "2024/2025"
+            tok.out = year
             return
         if self._abbreviation(i, tok, add) or not tok.plain:
             return  # abbreviations; codes, numbers, dotted forms stay as they are
