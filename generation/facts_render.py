@@ -16,9 +16,12 @@ def facts_usable(constraints: dict[str, Any], rows: Sequence[dict[str, Any]], qu
     """A lookup answers the question only when it matched a constraint beyond a bare name, or when the question
     names a course and asks for one of its table attributes ("Berapa SKS mata kuliah Skripsi?"). A person without
     the asked attribute ("nomor HP pribadi Prof. X") or a course named in passing ("syarat mengambil skripsi") is
-    not an answer; the text pipeline takes those."""
+    not an answer; the text pipeline takes those. The lecturers listing a named course answer "who teaches it"
+    (``teaches``)."""
     if not rows:
         return False
+    if "teaches" in constraints:
+        return all(r.get("table") == "lecturers" for r in rows)
     if set(constraints) - {"name"}:
         return True
     return all(r.get("table") == "courses" for r in rows) and bool(_COURSE_ATTRIBUTES.search(question))
@@ -53,7 +56,13 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
         head = f"Mata kuliah {', '.join(label)}" if label else "Mata kuliah"
         parts.append(f"{head} ({len(items)}): " + "; ".join(items) + ".")
     if lecturers:
-        if "bidang" in constraints and "name" not in constraints:
+        if "teaches" in constraints:
+            names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
+            count = f" ({len(names)})" if len(names) > 1 else ""
+            joined = "; ".join(names)
+            end = "" if joined.endswith(".") else "."
+            parts.append(f"Dosen pengampu {constraints['teaches']}{count}: {joined}{end}")
+        elif "bidang" in constraints and "name" not in constraints:
             names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
             parts.append(f"Dosen bidang {lecturers[0].get('value', constraints['bidang'])} ({len(names)}): "
                          + "; ".join(names) + ".")

@@ -38,6 +38,13 @@ _FIELD_KEYWORDS = ("bidang", "keahlian", "kepakaran", "minat", "riset", "penelit
 _COURSE_WORDS = {"mata", "kuliah", "matkul", "mk", "kurikulum", "sks", "semester", "wajib", "pilihan"}
 _GENERIC = {"prodi", "program", "studi", "jurusan", "kampus", "informatika", "teknik", "fakultas", "uin", "apa", "saja"}
 _LECTURER_WORDS = {"dosen", "pengajar", "lektor", "profesor", "guru"}
+# "who teaches course X": a teaching verb of the stems ajar / ampu (mengajar, ngajar, diajar, mengajarkan, mengampu,
+# pengampu, diampu; never belajar / pelajaran, whose stem is also ajar) and a word asking for a person
+_TEACH_VERB = re.compile(r"(?:meng|men|peng|ng|di|ter)?(?:ajar|ampu)(?:kan|i)?")
+_PERSON_ASKED = {"siapa", "siapakah", "dosen", "dosennya", "pengampu", "pengampunya", "pengajar", "pengajarnya"}
+# a lecturer field whose name says it lists courses
+_COURSE_FIELD = re.compile(r"mata\s*kuliah|matkul|course|pengampu|ajar|kuliah", re.IGNORECASE)
+_ITEM_SPLIT = re.compile(r"[;\n]|,\s+(?=[A-Za-z]{2,6}[-\s]?\d{3,4}\b)")
 # Academic titles and degrees that never identify a person.
 _TITLE_WORDS = {
     "prof", "dr", "drs", "dra", "ir", "h", "hj", "m", "s", "st", "mt", "msc", "m.sc", "m.kom", "s.kom", "m.t",
@@ -70,6 +77,20 @@ def _names_field(field_name: str, words: set[str]) -> bool:
         return True
     stems = {stem(w) for w in words if w.isalpha() and len(w) > 3}
     return all(t in words or (t.isalpha() and stem(t) in stems) for t in ft)
+
+
+def _code_key(code: object) -> str:
+    return re.sub(r"[-\s]", "", _norm(str(code)))
+
+
+def _phrase_in(phrase: str, text: str) -> bool:
+    return re.search(r"(?<![^\W_])" + re.escape(phrase) + r"(?![^\W_])", text) is not None
+
+
+def _asks_teacher(words: Sequence[str]) -> bool:
+    """A question asking who teaches: a teaching verb (ajar / ampu) and a word asking for a person. "pengampu"
+    is both."""
+    return bool(set(words) & _PERSON_ASKED) and any(_TEACH_VERB.fullmatch(w) for w in words)
 
 
 def _number(token: str) -> int:
@@ -183,6 +204,11 @@ class FactsTable:
         the tables understand."""
         q = _norm(query)
         words = _words(q)
+        if self.courses and self.lecturers and _asks_teacher(words):
+            course = self._course_named(q)
+            if course is not None:
+                # who teaches a named course; nobody listing it is no answer (retrieval takes it), never "tidak ada"
+                return self._lookup_teachers(course)
         result = self._lookup_courses(q, words) if self.courses else FactsResult()
         if result.constraints:
             return result
@@ -199,15 +225,7 @@ class FactsTable:
             constraints["kind"] = "wajib"
         elif "pilihan" in wset:
             constraints["kind"] = "pilihan"
-        codes = {re.sub(r"[-\s]", "", _norm(str(c["code"]))) for c in self.courses}
-        for m in _CODE_IN_QUERY.finditer(q):
-            code = m.group(1) + m.group(2)
-            if code in codes:
-                constraints["code"] = code
-        if "code" not in constraints:
-            names = [str(c["name"]) for c in self.courses if _norm(str(c["name"])) in q and len(str(c["name"])) > 3]
-            if names:
-                constraints["name"] = max(names, key=len)
+        constraints.update(self._course_reference(q))
         explicit = bool(wset & {"matkul", "mk", "kode"}) or "mata kuliah" in q
         course_intent = bool(wset & _COURSE_WORDS) or "code" in constraints
         only_kind = set(constraints) == {"kind"} and not explicit
@@ -224,12 +242,77 @@ class FactsTable:
                 continue
             if "kind" in constraints and c["kind"] != constraints["kind"]:
                 continue
-            if "code" in constraints and re.sub(r"[-\s]", "", _norm(str(c["code"]))) != constraints["code"]:
+            if "code" in constraints and _code_key(c["code"]) != constraints["code"]:
                 continue
             if "name" in constraints and _norm(str(c["name"])) != _norm(str(constraints["name"])):
                 continue
             rows.append({"table": "courses", **c})
         return self._result(rows, constraints, self._render_courses(rows, constraints))
+
+    def _course_reference(self, q: str) -> dict[str, object]:
+        """The course a question names: ``{"code": "if301"}`` for a known code, else ``{"name": ...}`` for the
+        longest known course name in it, else ``{}``."""
+        codes = {_code_key(c["code"]) for c in self.courses}
+        found: dict[str, object] = {}
+        for m in _CODE_IN_QUERY.finditer(q):
+            code = m.group(1) + m.group(2)
+            if code in codes:
+                found["code"] = code
+        if "code" not in found:
+            names = [str(c["name"]) for c in self.courses if _norm(str(c["name"])) in q and len(str(c["name"])) > 3]
+            if names:
+                found["name"] = max(names, key=len)
+        return found
+
+    def _course_named(self, q: str) -> dict[str, object] | None:
+        """The course row a question names, by code or by name (as :meth:`_lookup_courses` finds them)."""
+        ref = self._course_reference(q)
+        for c in self.courses:
+            if "code" in ref and _code_key(c["code"]) == ref["code"]:
+                return c
+            if "name" in ref and _norm(str(c["name"])) == _norm(str(ref["name"])):
+                return c
+        return None
+
+    def _lists_course(self, value: str, course: dict[str, object]) -> bool:
+        """Whether a field value ("IF-301 Basis Data; IF-307 Praktikum Basis Data") lists ``course``: an item with
+        its code, or an item whose longest known course name is its name ("Basis Data" is not "Praktikum Basis
+        Data")."""
+        code, name = _code_key(course["code"]), _norm(str(course["name"]))
+        known = {_code_key(c["code"]) for c in self.courses}
+        for item in _ITEM_SPLIT.split(_norm(value)):
+            item_codes = {m.group(1) + m.group(2) for m in _CODE_IN_QUERY.finditer(item)} & known
+            if item_codes:
+                if code in item_codes:
+                    return True
+                continue
+            named = [n for n in (_norm(str(c["name"])) for c in self.courses) if _phrase_in(n, item)]
+            if named and max(named, key=len) == name:
+                return True
+        return False
+
+    def _lookup_teachers(self, course: dict[str, object]) -> FactsResult:
+        """The lecturers whose course-listing field lists ``course``. A field whose name says it lists courses
+        ("Mata Kuliah", "Pengampu", ...) is preferred; when no lecturer has one, any field but the area fields
+        (bidang, keahlian, riset, ...) whose value lists the course."""
+        has_course_field = any(_COURSE_FIELD.search(f) for f in self.field_names)
+        rows: list[dict[str, object]] = []
+        for lec in self.lecturers:
+            for f, v in lec.fields:
+                if has_course_field and not _COURSE_FIELD.search(f):
+                    continue
+                if any(k in _norm(f) for k in _FIELD_KEYWORDS) and not _COURSE_FIELD.search(f):
+                    continue
+                if self._lists_course(v, course):
+                    rows.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
+                                 "field": f, "value": v})
+                    break
+        if not rows:
+            return FactsResult()
+        constraints: dict[str, object] = {"teaches": str(course["name"])}
+        names = "; ".join(str(r["name"]) for r in rows[:15])
+        end = "" if names.endswith(".") else "."
+        return self._result(rows, constraints, f"Dosen pengampu {course['name']}: {names}{end}{self._sources(rows)}")
 
     def _lookup_lecturers(self, q: str, words: list[str]) -> FactsResult:
         constraints: dict[str, object] = {}

@@ -91,3 +91,99 @@ def test_inflected_field_names(tmp_path):
 def test_a_short_word_is_not_a_clipped_field_name(facts):
     # "bida" (4 letters) is shorter than any compound; a word that merely starts like a field is no field
     assert facts.lookup("pak agus bida").constraints.get("field") is None
+
+
+# --- who teaches a course: the lecturers whose course-listing field names it (made-up lecturers and courses) ---
+def _teaching_table(tmp_path) -> FactsTable:
+    from storage.models import Document
+
+    def lecturer(slug: str, name: str, lines: str) -> Document:
+        return Document(doc_id=slug, url=f"http://kampus.test/staf/{slug}/", title=name, text=f"Nama: {name}\n{lines}",
+                        content_hash=slug, kind="lecturer", urls=(f"http://kampus.test/staf/{slug}/",))
+
+    curriculum = Document(
+        doc_id="kur", url="http://kampus.test/kur/", title="Kurikulum", content_hash="k", kind="curriculum",
+        urls=("http://kampus.test/kur/",),
+        text="\n".join([
+            "TX-210 – Pemrograman Fungsional – 3 SKS – Semester 4 – Wajib",
+            "TX-211 – Praktikum Pemrograman Fungsional – 1 SKS – Semester 4 – Wajib",
+            "TX-320 – Kriptografi Terapan – 3 SKS – Semester 6 – Pilihan",
+            "TX-330 – Komputasi Kuantum – 3 SKS – Semester 6 – Pilihan",
+        ]))
+    docs = [
+        curriculum,
+        lecturer("wiratmoko", "Dr. Gilang Wiratmoko, M.Kom.",
+                 "Bidang Keahlian: Komputasi Kuantum\nMata Kuliah: TX-210 Pemrograman Fungsional; TX-320 Kriptografi Terapan"),
+        lecturer("larasati", "Kinanti Larasati, M.T.",
+                 "Email: kinanti@kampus.test\nMata Kuliah: TX-211 Praktikum Pemrograman Fungsional; TX-320 Kriptografi Terapan"),
+    ]
+    build_facts(docs, tmp_path / "t.sqlite3")
+    return FactsTable.load(tmp_path / "t.sqlite3")
+
+
+def test_who_teaches_a_course_by_name(tmp_path):
+    table = _teaching_table(tmp_path)
+    result = table.lookup("siapa dosen yang mengajar Pemrograman Fungsional")
+    assert result.constraints == {"teaches": "Pemrograman Fungsional"}
+    # the practical course with the longer name is another course
+    assert [r["name"] for r in result.rows] == ["Dr. Gilang Wiratmoko, M.Kom."]
+    assert result.rows[0]["field"] == "Mata Kuliah" and result.rows[0]["table"] == "lecturers"
+    assert result.text.startswith("Dosen pengampu Pemrograman Fungsional: Dr. Gilang Wiratmoko, M.Kom.")
+    assert "Sumber: http://kampus.test/staf/wiratmoko/" in result.text
+    assert result.doc_ids == ("wiratmoko",)
+    practical = table.lookup("dosen yang mengampu praktikum pemrograman fungsional siapa")
+    assert [r["name"] for r in practical.rows] == ["Kinanti Larasati, M.T."]
+
+
+def test_who_teaches_a_course_by_code(tmp_path):
+    result = _teaching_table(tmp_path).lookup("siapa pengampu TX-211?")
+    assert result.constraints == {"teaches": "Praktikum Pemrograman Fungsional"}
+    assert [r["name"] for r in result.rows] == ["Kinanti Larasati, M.T."]
+
+
+@pytest.mark.parametrize("question", [
+    "dosen yang mengajar pemrograman fungsional siapa",          # "yg ngajar", normalised
+    "dosen yang ngajar pemrograman fungsional siapa",            # the expanded form keeps "ngajar"
+    "pengampu matkul mata kuliah pemrograman fungsional siapa",  # "matkul" with "mata kuliah" added
+    "pemrograman fungsional diajar siapa",
+])
+def test_who_teaches_in_colloquial_phrasing(tmp_path, question):
+    result = _teaching_table(tmp_path).lookup(question)
+    assert result.constraints == {"teaches": "Pemrograman Fungsional"}, question
+    assert [r["name"] for r in result.rows] == ["Dr. Gilang Wiratmoko, M.Kom."]
+
+
+def test_two_lecturers_share_a_course(tmp_path):
+    result = _teaching_table(tmp_path).lookup("siapa dosen pengampu kriptografi terapan")
+    assert [r["name"] for r in result.rows] == ["Dr. Gilang Wiratmoko, M.Kom.", "Kinanti Larasati, M.T."]
+    assert "Dr. Gilang Wiratmoko, M.Kom.; Kinanti Larasati, M.T." in result.text
+    assert result.urls == ("http://kampus.test/staf/wiratmoko/", "http://kampus.test/staf/larasati/")
+
+
+def test_who_teaches_without_an_answer_is_empty(tmp_path):
+    table = _teaching_table(tmp_path)
+    # no lecturer lists the course (a "Bidang Keahlian" naming it is no teaching): retrieval answers, no "tidak ada"
+    none = table.lookup("siapa dosen yang mengajar komputasi kuantum")
+    assert not none and not none.constraints and not none.text
+    # a teaching verb without a known course
+    assert not table.lookup("siapa dosen yang mengajar mata kuliah sejarah seni").rows
+    assert not table.lookup("dosen yang mengajar siapa saja").constraints
+
+
+def test_course_and_lecturer_questions_without_teaching_are_unchanged(tmp_path):
+    table = _teaching_table(tmp_path)
+    assert table.lookup("pemrograman fungsional itu belajar apa").constraints == {}
+    assert table.lookup("mata kuliah pemrograman fungsional berapa sks").constraints == {"name": "Pemrograman Fungsional"}
+    assert [r["code"] for r in table.lookup("TX-320 berapa SKS").rows] == ["TX-320"]
+    assert [r["value"] for r in table.lookup("email bu kinanti").rows] == ["kinanti@kampus.test"]
+    assert [r["name"] for r in table.lookup("siapa dosen bidang komputasi kuantum").rows] == [
+        "Dr. Gilang Wiratmoko, M.Kom."]
+
+
+def test_who_teaches_rendering_and_usability(tmp_path):
+    from generation.facts_render import facts_usable, render_facts
+
+    result = _teaching_table(tmp_path).lookup("siapa dosen pengampu kriptografi terapan")
+    assert facts_usable(result.constraints, result.rows, "siapa dosen pengampu kriptografi terapan")
+    assert render_facts(result.constraints, list(result.rows)) == (
+        "Dosen pengampu Kriptografi Terapan (2): Dr. Gilang Wiratmoko, M.Kom.; Kinanti Larasati, M.T.")
