@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -56,6 +57,10 @@ __all__ = ["ABSTENTION_MODES", "AnswerPipeline", "PipelineConfig", "StopReason"]
 logger = logging.getLogger(__name__)
 
 
+# A sentence naming what the previous reply named, when the student asks for another one ("ada lagi yang …?"):
+# larger than any sentence's score range (the weighted components stay within about ±1), so it goes last; set, not
+# fitted
+EXCLUDED_PENALTY = 1.0
 SPAN_SENTENCE_MIN = 0.85  # a model span is kept only inside a sentence scoring ≥ this share of the best one
 
 # How an evidence sentence is scored: a weighted sum of its components (_Evidence.components, each in 0..1 except
@@ -160,6 +165,7 @@ class _Turn:
     list_q: bool = False
     kind: str | None = None
     unit: str | None = None  # the unit a "berapa" question counts in ("berapa jam")
+    exclude: tuple[str, ...] = ()  # what the previous reply named, for "ada lagi yang …?" (FollowUp.exclude)
     corpus_w: dict[str, float] | None = None
     q_vec: Any = None
     ev: _Evidence = field(default_factory=_Evidence)
@@ -384,6 +390,7 @@ class AnswerPipeline:
         resolved = follow.query if follow.rewritten else turn.clean
         turn.normalized = normalizer(turn.clean)  # the question alone, in the site's words
         turn.followup = follow.rewritten
+        turn.exclude = follow.exclude
         turn.query = normalizer(resolved)  # … with the long forms of abbreviations added, for retrieval
         # the anchors the evidence must contain: formal words only, so an added long form is not "missing"
         turn.anchor_text = normalizer(resolved, expand=False)
@@ -476,7 +483,8 @@ class AnswerPipeline:
         return turn.best_cov < cfg.anchor_coverage_min or turn.top_sim < cfg.min_top_similarity
 
     async def _refresh_evidence(self, turn: _Turn) -> None:
-        turn.ev = await self._evidence(turn.hits, turn.anchor_stems, turn.q_vec, turn.corpus_w, turn.kind, turn.unit)
+        turn.ev = await self._evidence(turn.hits, turn.anchor_stems, turn.q_vec, turn.corpus_w, turn.kind, turn.unit,
+                                       turn.exclude)
         turn.best_cov = max(turn.ev.coverage_chunk.values(), default=0.0)
         vecs = turn.ev.vectors
         turn.top_sim = float(np.max(vecs @ turn.q_vec)) if vecs is not None and len(vecs) else 0.0
@@ -714,6 +722,7 @@ class AnswerPipeline:
         corpus_w: dict[str, float] | None = None,
         kind: str | None = None,
         unit: str | None = None,
+        exclude: Sequence[str] = (),
     ) -> _Evidence:
         ev = _Evidence(hits=list(hits))
         ev.sentences = split_evidence(hits, max_sentences=60)
@@ -753,7 +762,10 @@ class AnswerPipeline:
                 1.0 if kind is not None and not type_ok(kind, shown[i]) else (0.5 if not unit_ok(unit, shown[i]) else 0.0),
             )
             ev.components.append(parts)
-            ev.scores.append(float(weight @ np.asarray(parts)))
+            score = float(weight @ np.asarray(parts))
+            if exclude and _names_any(shown[i], exclude):
+                score -= EXCLUDED_PENALTY  # "ada lagi yang …?": what the previous reply named is not the answer
+            ev.scores.append(score)
             ev.citable.append(True)
         # a question on the page (an FAQ entry) or a heading is not an answer; the sentence after it usually is
         sections = {h.chunk_id: (getattr(h, "section", "") or "", getattr(h, "title", "") or "") for h in hits}
@@ -900,6 +912,12 @@ class AnswerPipeline:
         if not new:
             return None
         return hits + new[: self.config.context_max_docs]
+
+
+def _names_any(text: str, names: Sequence[str]) -> bool:
+    """``text`` names one of ``names`` (as a whole word, ignoring case)."""
+    low = text.lower()
+    return any(re.search(rf"(?<!\w){re.escape(n.lower())}(?!\w)", low) for n in names if n)
 
 
 def _near(score: float, top: float, share: float) -> bool:

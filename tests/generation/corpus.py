@@ -60,6 +60,10 @@ PAGES = [
         "faq", "/faq.html", "Tanya Jawab",
         "Magang industri boleh diambil setelah mahasiswa lulus minimal 90 SKS.",
     ),
+    (  # a second community with a topic in common with the first (for "ada lagi yang …?")
+        "ukmt", "/kemahasiswaan/ukmt.html", "Unit Kegiatan Mahasiswa Teknik (UKMT)",
+        "UKMT juga membuka kelas robot dan mikrokontroler setiap Sabtu pagi.",
+    ),
     (  # a community page: prose about the community, then its facts as "Label: value" rows without its name
         "korbi", "/kemahasiswaan/korbi.html", "Komunitas Robotika (KORBI)",
         "Komunitas Robotika (KORBI) adalah wadah mahasiswa yang tertarik pada robot dan sistem tertanam. "

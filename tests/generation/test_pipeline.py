@@ -274,3 +274,20 @@ async def test_a_sentence_is_read_under_its_page_title(make_pipeline):
     assert "640 jam" in sentences[best].text
     answer = await pipeline.answer("magang industri minimal brp jam?")
     assert "640 jam" in strip_citations(answer.answer)
+
+
+async def test_asking_for_another_one_leaves_out_what_the_reply_named(make_pipeline):
+    """"ada lagi yang …?" after a reply that named a community: the evidence that names it again is set aside, so
+    the answer is another community, when the site has one."""
+    pipeline = make_pipeline(FakeGenerator(default="tidak tahu"))
+    history = [Message("user", "komunitas robot apa?"),
+               Message("assistant", "Komunitas Robotika (KORBI) adalah wadah mahasiswa yang tertarik pada robot dan "
+                                    "sistem tertanam. [1]")]
+    sentences, _, scores = await pipeline.evidence("ada lagi komunitas robot?", history)
+    best = max(range(len(sentences)), key=lambda i: scores[i])
+    assert "UKMT" in sentences[best].text
+    answer = await pipeline.answer("ada lagi komunitas robot?", history)  # the gate may still find it too thin
+    assert answer.abstained or ("UKMT" in answer.answer and "KORBI" not in strip_citations(answer.answer))
+    # without the reply's name to leave out, the same question's best evidence is the first community again
+    sentences, _, scores = await pipeline.evidence("komunitas robot apa?")
+    assert "KORBI" in sentences[max(range(len(sentences)), key=lambda i: scores[i])].text
