@@ -59,14 +59,17 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
         if "teaches" in constraints:
             names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
             count = f" ({len(names)})" if len(names) > 1 else ""
-            joined = "; ".join(names)
-            end = "" if joined.endswith(".") else "."
-            parts.append(f"Dosen pengampu {constraints['teaches']}{count}: {joined}{end}")
+            parts.append(_full_stop(f"Dosen pengampu {constraints['teaches']}{count}: " + "; ".join(names)))
         elif "bidang" in constraints and "name" not in constraints:
             names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
-            parts.append(f"Dosen bidang {lecturers[0].get('value', constraints['bidang'])} ({len(names)}): "
-                         + "; ".join(names) + ".")
+            parts.append(_full_stop(f"Dosen bidang {lecturers[0].get('value', constraints['bidang'])} ({len(names)}): "
+                                    + "; ".join(names)))
         else:
             for r in lecturers:
-                parts.append(f"{r.get('field')} {r.get('name')}: {r.get('value')}.")
+                parts.append(_full_stop(f"{r.get('field')} {r.get('name')}: {r.get('value')}"))
     return "\n".join(parts)
+
+
+def _full_stop(text: str) -> str:
+    """``text`` ending in one full stop (a name that ends in a title, "M.Kom.", already has it)."""
+    return text if text.endswith(".") else text + "."

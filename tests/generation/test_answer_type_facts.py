@@ -88,3 +88,12 @@ def test_a_sentence_carries_the_named_unit(unit, sentence, ok):
     from generation.answer_type import unit_ok
 
     assert unit_ok(unit, sentence) is ok
+
+
+def test_a_reply_ending_in_a_title_gets_no_second_full_stop():
+    rows = [{"table": "lecturers", "name": n, "field": "Bidang Keahlian", "value": "Data Science", "url": "u"}
+            for n in ("Dr. Wulan Sari, M.Kom.", "Bayu Aji, M.T.")]
+    assert render_facts({"bidang": "data science"}, rows) == (
+        "Dosen bidang Data Science (2): Dr. Wulan Sari, M.Kom.; Bayu Aji, M.T.")
+    lec = [{"table": "lecturers", "name": "Bayu Aji, M.T.", "field": "Pendidikan", "value": "S2 ITB.", "url": "u"}]
+    assert render_facts({"name": ["Bayu Aji, M.T."], "field": ["Pendidikan"]}, lec) == "Pendidikan Bayu Aji, M.T.: S2 ITB."
