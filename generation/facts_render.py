@@ -9,6 +9,8 @@ from typing import Any
 __all__ = ["facts_usable", "render_facts"]
 
 
+_WHEN_OR_WHERE = re.compile(r"\b(jadwal|jadwalnya|hari|jam|pukul|ruang|ruangan|kapan|di\s?mana|tanggal)\b",
+                            re.IGNORECASE)
 _COURSE_ATTRIBUTES = re.compile(r"\b(sks|semester|kode|sifat|wajib|pilihan|bobot)\b", re.IGNORECASE)
 
 
@@ -22,6 +24,8 @@ def facts_usable(constraints: dict[str, Any], rows: Sequence[dict[str, Any]], qu
         return False
     if "teaches" in constraints:
         return all(r.get("table") == "lecturers" for r in rows)
+    if all(r.get("table") == "courses" for r in rows) and _WHEN_OR_WHERE.search(question):
+        return False  # the course table has no schedule, day, hour or room
     if set(constraints) - {"name"}:
         return True
     return all(r.get("table") == "courses" for r in rows) and bool(_COURSE_ATTRIBUTES.search(question))

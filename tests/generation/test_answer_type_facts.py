@@ -97,3 +97,13 @@ def test_a_reply_ending_in_a_title_gets_no_second_full_stop():
         "Dosen bidang Data Science (2): Dr. Wulan Sari, M.Kom.; Bayu Aji, M.T.")
     lec = [{"table": "lecturers", "name": "Bayu Aji, M.T.", "field": "Pendidikan", "value": "S2 ITB.", "url": "u"}]
     assert render_facts({"name": ["Bayu Aji, M.T."], "field": ["Pendidikan"]}, lec) == "Pendidikan Bayu Aji, M.T.: S2 ITB."
+
+
+@pytest.mark.parametrize("question", ["jadwal kuliah semester 3 hari senin apa saja", "mata kuliah semester 3 di ruang mana",
+                                      "kapan kuliah semester 3 dimulai", "kuliah semester 3 jam berapa"])
+def test_the_course_table_does_not_answer_when_or_where(question):
+    """The course table knows codes, names, SKS, semesters and kinds: a question about a schedule, a day, an hour
+    or a room goes to the pages instead."""
+    assert not facts_usable({"semester": 3}, COURSES, question)
+    assert facts_usable({"semester": 3}, COURSES, "mata kuliah semester 3 apa saja")
+    assert facts_usable({"semester": 3}, COURSES, "mata kuliah semester 3 mana saja yang wajib")
