@@ -821,11 +821,6 @@ class AnswerPipeline:
             strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= SPAN_SENTENCE_MIN * top]
             if any(norm and norm in normalize(s.text) for s in strong):
                 return candidate
-            # copied word for word from a weaker sentence, it is no paraphrase to check for support: the best
-            # sentence (extractive) is the better answer
-            if any(norm and norm in normalize(s.text) for s in ev.sentences):
-                trace.add("guard", degenerate=False, reason="span_in_weaker_sentence", span=candidate)
-                return None
             if len(norm.split()) < 6:
                 trace.add("guard", degenerate=False, reason="span_not_in_evidence", span=candidate)
                 return None
