@@ -739,8 +739,8 @@ class AnswerPipeline:
         # scored as shown: a "Label: value" row carries its page title (compose.display), so the page's subject
         # counts for the row (a community page's "Dosen pembina: …" row answers "siapa pembina komunitas itu")
         shown = [display(s) for s in ev.sentences]
-        # … and cited under its page's title: the page's subject counts for each of its sentences ("minimal 160 jam"
-        # on the PKL page answers "PKL berapa jam"); a page without a title (a plain passage) adds nothing
+        # … and cited under its page's title: the page's subject counts for each of its sentences ("minimal 640 jam"
+        # on a magang page answers "magang berapa jam"); a page without a title (a plain passage) adds nothing
         titles = {t: text_stems(t) for t in {s.title or "" for s in ev.sentences}}
         sent_stems = [text_stems(text) | titles[s.title or ""] for s, text in zip(ev.sentences, shown, strict=True)]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)

@@ -134,7 +134,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     prev_words = [w for w in anchors(protected) if w not in QUESTION_WORDS]
     narrowing = bool(_NARROWING.search(question.strip())) or any(_is_number(w) for w in extra)
     # what the follow-up asks *about* the previous subject: attribute words, and a possessive "-nya" word after one
-    # ("jadwal kumpulnya", "jam bukanya": its meeting schedule, its opening hours)
+    # ("jadwal latihannya", "jam bukanya": its practice schedule, its opening hours)
     possessed = _possessed(question)
     new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not _is_number(w)
                    and w not in possessed]
@@ -159,7 +159,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     restated = {w for w in own_words if w not in QUESTION_WORDS}
     replaced = _replaced_numbers(prev_words, restated, question)
     new_attribute = bool(set(extra) & ATTRIBUTE_WORDS) or bool(possessed)
-    # in a chain, what the previous follow-up asked with "-nya" ("pembinanya siapa?") was its attribute; in a first
+    # in a chain, what the previous follow-up asked with "-nya" ("penasihatnya siapa?") was its attribute; in a first
     # question "-nya" may mark the subject itself ("beasiswanya apa aja?")
     prev_attributes = _possessed_words(previous) if previous_resolved.strip() != previous.strip() else set()
     topic: list[str] = []
@@ -225,7 +225,7 @@ def _without_connectives(question: str, bare: dict[str, str]) -> str:
 
 
 def _possessed(question: str) -> set[str]:
-    """Words with a possessive "-nya" that follow an attribute word ("jadwal kumpulnya" → {"kumpul"}): what is
+    """Words with a possessive "-nya" that follow an attribute word ("jadwal latihannya" → {"latihan"}): what is
     asked about the previous subject, not a new subject."""
     ws = words(question)
     return {strip_clitics(w) for k, w in enumerate(ws)
@@ -233,7 +233,7 @@ def _possessed(question: str) -> set[str]:
 
 
 def _possessed_words(question: str) -> set[str]:
-    """Every word with a possessive "-nya" in ``question`` ("pembinanya siapa" → {"pembina"})."""
+    """Every word with a possessive "-nya" in ``question`` ("penasihatnya siapa" → {"penasihat"})."""
     return {strip_clitics(w) for w in words(question) if re.search(r"\w-?nya$", w) and strip_clitics(w) != w}
 
 

@@ -82,7 +82,7 @@ def text_stems(text: str) -> set[str]:
         elif short in found:
             found |= long_stems
     found |= clipped_compounds(text)
-    # small numbers in words or digits ("enam bulan" meets "6 bulan"), "%" and "persen"
+    # small numbers in words or digits ("tujuh hari" meets "7 hari"), "%" and "persen"
     for w in list(found):
         if w in _NUMBER_WORDS:
             found.add(_NUMBER_WORDS[w])

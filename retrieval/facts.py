@@ -275,9 +275,9 @@ class FactsTable:
         return None
 
     def _lists_course(self, value: str, course: dict[str, object]) -> bool:
-        """Whether a field value ("IF-301 Basis Data; IF-307 Praktikum Basis Data") lists ``course``: an item with
-        its code, or an item whose longest known course name is its name ("Basis Data" is not "Praktikum Basis
-        Data")."""
+        """Whether a field value ("TX-211 Kimia Dasar; TX-212 Praktikum Kimia Dasar") lists ``course``: an item with
+        its code, or an item whose longest known course name is its name ("Kimia Dasar" is not "Praktikum Kimia
+        Dasar")."""
         code, name = _code_key(course["code"]), _norm(str(course["name"]))
         known = {_code_key(c["code"]) for c in self.courses}
         for item in _ITEM_SPLIT.split(_norm(value)):
