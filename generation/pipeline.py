@@ -47,6 +47,7 @@ from generation.support import (
     split_evidence,
     stems,
     text_stems,
+    within_stated_bounds,
 )
 from generation.telemetry import TelemetryWriter
 from generation.text import normalize, sentences, strip_clitics, words
@@ -137,6 +138,8 @@ class _Evidence:
     coverage_chunk: dict[str, float] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     hit_stems: dict[str, set[str]] = field(default_factory=dict)
+    # per chunk, the question's numbers it does not name but states a bound for ("di bawah 3,00" for "IP 2,9")
+    bounded: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -557,6 +560,7 @@ class AnswerPipeline:
         weights = ev.weights or idf_weights(turn.anchor_stems, list(ev.hit_stems.values()))
         turn.cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
         sentence_stems = text_stems(display(top))
+        sentence_stems |= within_stated_bounds(sorted(ev.bounded.get(top.chunk_id, set()) - sentence_stems), top.text)
         turn.cov_sentence = anchor_coverage(turn.anchor_stems, sentence_stems, weights)
         chunk_stems = ev.hit_stems.get(top.chunk_id, set())
         turn.missing = [a for a in turn.anchor_stems if a not in chunk_stems]
@@ -637,6 +641,11 @@ class AnswerPipeline:
         cfg = self.config
         chosen, span = turn.chosen, turn.span
         lead = span if span and chosen and normalize(span) in normalize(chosen[0].text) else None
+        if lead and turn.ev.bounded.get(chosen[0].chunk_id):
+            # the question's value meets the page only through a stated bound: which side of it the value falls on
+            # is a comparison the small model does not make reliably, so the stating sentence answers on its own
+            turn.trace.add("lead", dropped=lead, reason="value_against_bound")
+            lead = None
         label_from = "" if turn.followup else turn.anchor_text  # the question in formal words, nothing added
         text, sources = compose_answer(lead, chosen, as_list=turn.list_q, question=label_from)
         if len(text) > cfg.max_answer_chars:
@@ -726,8 +735,14 @@ class AnswerPipeline:
     ) -> _Evidence:
         ev = _Evidence(hits=list(hits))
         ev.sentences = split_evidence(hits, max_sentences=60)
+        numbers = [a for a in anchor_stems if any(ch.isdigit() for ch in a)]
         for h in hits:
             ev.hit_stems[h.chunk_id] = text_stems(f"{h.title} {h.text}")
+            # a value the student gives ("IP 2,9") is on a page that states the rule as a bound ("di bawah 3,00")
+            bounded = within_stated_bounds([n for n in numbers if n not in ev.hit_stems[h.chunk_id]], h.text)
+            if bounded:
+                ev.bounded[h.chunk_id] = bounded
+                ev.hit_stems[h.chunk_id] |= bounded
         weights = corpus_w or idf_weights(anchor_stems, list(ev.hit_stems.values()))
         ev.weights = weights
         ev.coverage_chunk = {cid: anchor_coverage(anchor_stems, s, weights) for cid, s in ev.hit_stems.items()}
@@ -743,6 +758,9 @@ class AnswerPipeline:
         # on a magang page answers "magang berapa jam"); a page without a title (a plain passage) adds nothing
         titles = {t: text_stems(t) for t in {s.title or "" for s in ev.sentences}}
         sent_stems = [text_stems(text) | titles[s.title or ""] for s, text in zip(ev.sentences, shown, strict=True)]
+        if ev.bounded:
+            sent_stems = [st | within_stated_bounds([n for n in ev.bounded.get(s.chunk_id, ()) if n not in st], s.text)
+                          for s, st in zip(ev.sentences, sent_stems, strict=True)]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
         weight = np.asarray([self.evidence_weights[c] for c in EVIDENCE_COMPONENTS])
         for i, s in enumerate(ev.sentences):

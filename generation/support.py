@@ -18,6 +18,7 @@ from generation.text import ANSWER_TYPE_WORDS, content_words, normalize, sentenc
 from retrieval.analyzer import clipped_compounds
 
 __all__ = [
+    "BOUND_RATIO",
     "SOFT_ANCHOR_WEIGHT",
     "EvidenceSentence",
     "SupportResult",
@@ -33,6 +34,7 @@ __all__ = [
     "soft_anchors",
     "stems",
     "text_stems",
+    "within_stated_bounds",
 ]
 
 
@@ -45,7 +47,7 @@ def _stemmer():  # type: ignore[no-untyped-def]
 
 @functools.lru_cache(maxsize=50_000)
 def stem(word: str) -> str:
-    if word.isdigit() or len(word) <= 3:
+    if len(word) <= 3 or not any(ch.isalpha() for ch in word):  # numbers ("2,75", "1.500") as written
         return word
     try:
         return _stemmer().stem(word) or word
@@ -103,6 +105,45 @@ _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
 _NUMBER_WORDS = dict(zip("satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas".split(),
                          map(str, range(1, 12)), strict=True))
 _NUMBER_DIGITS = {d: w for w, d in _NUMBER_WORDS.items()}
+
+
+# A bound a page states for a value ("IPK minimal 3,00", "di bawah 3,00", "paling sedikit 450", "≥ 3,5"), with at most
+# two words between the bound word and its number ("minimal semester 6"). A linguistic list written for this
+# project: the comparative phrases of Indonesian regulations.
+_BOUND = re.compile(
+    r"(?:\b(?:minimal|maksimal|minimum|maksimum|min|maks|sekurang-kurangnya|setidaknya|sebanyak-banyaknya|"
+    r"selambat-lambatnya|hingga|sampai|paling\s+(?:sedikit|banyak|rendah|tinggi|lama|lambat|cepat)|"
+    r"di\s+(?:bawah|atas)|(?:kurang|lebih)\s+dari)\b|[≥≤<>])\.?\s*(?:[^\W\d_]+\s+){0,2}?(\d+(?:[.,]\d+)?)",
+    re.IGNORECASE)
+_YEAR = re.compile(r"(?:19|20)\d\d")
+# how far a student's value may lie from a stated bound and still be the same quantity (2,9 against 3,00; 110 SKS
+# against 120, not semester 5 against 120 SKS): within a factor of two. Set, not fitted.
+BOUND_RATIO = 2.0
+
+
+def _value(number: str) -> float | None:
+    """A number as Indonesian writes it: "2,75", "1.500" (thousands), "1.500,5", "3.5"."""
+    if "," in number or re.fullmatch(r"\d{1,3}(?:\.\d{3})+", number):
+        number = number.replace(".", "").replace(",", ".")
+    try:
+        return float(number)
+    except ValueError:
+        return None
+
+
+def within_stated_bounds(numbers: Sequence[str], text: str) -> set[str]:
+    """The question's numbers (as written: "2,9", "420") that ``text`` does not name but states a bound for
+    (:data:`_BOUND`) of the same magnitude: "IP saya 2,9" is answered by "maksimal 20 SKS jika IP di bawah 3,00".
+    Years are names, never values to compare."""
+    bounds = [v for m in _BOUND.finditer(text) if (v := _value(m.group(1))) is not None and v > 0]
+    out = set()
+    for n in numbers:
+        v = _value(n)
+        if v is None or v <= 0 or _YEAR.fullmatch(n) or not bounds:
+            continue
+        if any(1.0 / BOUND_RATIO <= v / b <= BOUND_RATIO for b in bounds):
+            out.add(n)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ __all__ = [
     "words",
 ]
 
-_WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'.][0-9A-Za-zÀ-ÖØ-öø-ÿ]+)*")
+# a word, or a number with its Indonesian decimal comma ("2,75": one number; "3, 4" and "ip,semester" stay apart)
+_WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'.][0-9A-Za-zÀ-ÖØ-öø-ÿ]+|(?<=\d),\d+)*")
 
 # Question words and polite fillers: they never carry the topic of a question. Written for this project, plus the
 # chat particles and forms of address the query normaliser drops (retrieval.normalize.FILLERS: "sih", "deh", "nih",
@@ -29,7 +30,7 @@ _WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'.][0-9A-Za-zÀ-ÖØ-öø-�
 QUESTION_WORDS = frozenset(
     """apa apakah siapa siapakah kapan kapankah dimana di mana manakah mana bagaimana bagaimanakah berapa berapakah
     mengapa kenapa kah yang tolong mohon dong ya kak min admin bisa bisakah boleh bolehkah sebutkan jelaskan
-    ceritakan tahu info informasi ingin mau saya aku kami kita tentang mengenai seputar terima kasih halo hai
+    ceritakan tahu info informasi ingin mau saya aku ku mu kami kita tentang mengenai seputar terima kasih halo hai
     tanya bertanya menanyakan apaan tuh""".split()
 ) | FILLERS
 

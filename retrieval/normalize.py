@@ -116,6 +116,8 @@ GLOSSARY: dict[str, str] = {
     "online": "daring",
     "offline": "luring",
     "deadline": "batas waktu",
+    "max": "maksimal",
+    "maks": "maksimal",
     "s1": "sarjana",
     "s2": "magister",
     "s3": "doktor",

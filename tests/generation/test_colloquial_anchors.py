@@ -142,3 +142,60 @@ def test_numbers_meet_their_spelled_form(page, anchor):
     """Pages write small numbers as words ("enam bulan") and percentages as "%": a question typed the other way
     still finds its number on the page."""
     assert anchor in text_stems(page)
+
+
+@pytest.mark.parametrize(("text", "number"), [("IPK minimal 2,75 untuk mendaftar", "2,75"),
+                                              ("nilai TOEFL saya 3,5 tahun lalu", "3,5"),
+                                              ("biaya 1,5 juta per semester", "1,5")])
+def test_a_decimal_comma_keeps_the_number_whole(text, number):
+    """Indonesian writes decimals with a comma: "2,75" is one number, not the anchors "2" and "75" (which a page
+    saying "3,75" would half match)."""
+    assert number in stems(text)
+    assert number in text_stems(text)
+    assert "75" not in stems("IPK minimal 2,75")
+
+
+def test_a_comma_between_words_or_after_a_space_still_separates():
+    assert stems("semester 3, 4 dan 5") == stems("semester 3 4 dan 5")
+    assert "ip" in stems("ip,semester")
+
+
+@pytest.mark.parametrize("pronoun", ["ku", "mu"])
+def test_a_detached_possessive_clitic_is_not_an_anchor(pronoun):
+    """Chat often writes the possessive apart ("nilai ku", "dosen mu"): a pronoun, never the topic."""
+    assert anchors(f"nilai {pronoun} cukup untuk beasiswa") == ["nilai", "cukup", "beasiswa"]
+
+
+@pytest.mark.parametrize("short", ["max", "maks"])
+def test_max_is_shorthand_for_maksimal(short):
+    from retrieval.normalize import GLOSSARY
+
+    assert GLOSSARY[short] == "maksimal"
+    assert set(stems(short)) <= text_stems("beban studi maksimal 22 SKS")
+
+
+@pytest.mark.parametrize(("question_number", "page"), [
+    ("2,9", "maksimal 24 SKS jika IP minimal 3,00, dan maksimal 20 SKS jika di bawah 3,00"),
+    ("420", "Pendaftar wajib memiliki skor TOEFL paling sedikit 450."),
+    ("110", "Skripsi boleh diambil setelah lulus minimal 120 SKS."),
+    ("5", "Magang terbuka bagi mahasiswa minimal semester 6."),
+    ("3,8", "Predikat cumlaude untuk IPK di atas 3,50."),
+])
+def test_a_value_the_page_states_a_bound_for_is_on_the_page(question_number, page):
+    """A student gives their own value ("IP saya 2,9"); the page states the rule as a bound ("di bawah 3,00"). The
+    page answers the question, so the number counts as present (docs/answers.md, "Numbers")."""
+    from generation.support import within_stated_bounds
+
+    assert within_stated_bounds([question_number], page) == {question_number}
+
+
+@pytest.mark.parametrize(("question_number", "page"), [
+    ("2,9", "Jumlah mahasiswa baru tahun ini 300 orang."),  # a number, but no bound
+    ("2024", "Pendaftaran dibuka minimal 2000 pendaftar."),  # a year is named, never compared
+    ("5", "Skripsi boleh diambil setelah lulus minimal 120 SKS."),  # another magnitude: another quantity
+    ("3,2", "IPK minimal untuk beasiswa ini tidak ditentukan."),  # a bound word without a number
+])
+def test_no_bound_no_match(question_number, page):
+    from generation.support import within_stated_bounds
+
+    assert within_stated_bounds([question_number], page) == set()

@@ -291,3 +291,17 @@ async def test_asking_for_another_one_leaves_out_what_the_reply_named(make_pipel
     # without the reply's name to leave out, the same question's best evidence is the first community again
     sentences, _, scores = await pipeline.evidence("komunitas robot apa?")
     assert "KORBI" in sentences[max(range(len(sentences)), key=lambda i: scores[i])].text
+
+
+async def test_a_value_against_a_stated_bound_is_answered_by_the_stating_sentence(make_pipeline):
+    """ "110 SKS" is not on the page, but "minimal 120 SKS" answers the question: the number counts as present,
+    and the reply is the page's sentence without a model-chosen lead (which side of the bound the value falls on
+    is a comparison the small model does not make)."""
+    gen = FakeGenerator(default="120 SKS")
+    answer = await make_pipeline(gen).answer("kalo baru lulus 110 sks udah boleh ambil skripsi?")
+    _check_record(answer)
+    features = next(s for s in answer.trace.steps if s["step"] == "features")
+    assert features["numbers_present"] == 1.0
+    assert not answer.abstained
+    assert strip_citations(answer.answer).startswith("Mahasiswa dapat mengambil skripsi setelah lulus minimal 120 SKS")
+    assert any(s["step"] == "lead" and s["reason"] == "value_against_bound" for s in answer.trace.steps)
