@@ -70,6 +70,9 @@ FITTED_ON: list[dict[str, Any]] = [
              "--base-rate-from sample-site-dev`: 100 + 100 questions over 700 tune passages, and `answers.jsonl`, each "
              "source weighing half; the signals' weights from both, the base rate from the sample site's dev set)",
      "fitted_on": ["idkmrc-tune", "dev"]},
+    {"what": "Per-index abstention model of the IDK-MRC check index (`bench/idkmrc_tune_abstention.json`, "
+             "`python -m bench.fit_abstention --monotone --sources idkmrc-tune`: the tune questions' replies only, "
+             "their own base rate; the answers block \"per-index calibration\")", "fitted_on": ["idkmrc-tune"]},
     {"what": "Evidence-sentence weights (`EVIDENCE_WEIGHTS`: hand weights set on the dev set in the first plan, kept "
              "because no fit by `bench/fit_evidence.py` beat them out of fold)", "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Word lists of the normaliser and the support check, as extended on 2026-11-23 (glossary shorthand, "
@@ -134,6 +137,13 @@ NORM_OFF_ROW = "hybrid, normalisation off"
 # `python -m bot calibrate` stores as an index's fusion.json, applied to the check index
 TUNE_FUSION = ROOT / "bench" / "idkmrc_tune_fusion.json"
 TUNE_FUSION_ROW = "hybrid, fusion fitted on the tune split"
+# the abstention model fitted on the IDK-MRC tune split's own replies (python -m bench.fit_abstention --sources
+# idkmrc-tune): what `python -m bot calibrate` stores for an index; with TUNE_FUSION, the check index calibrated as a
+# site calibrates its own
+TUNE_ABSTENTION = ROOT / "bench" / "idkmrc_tune_abstention.json"
+# the issue's targets for the check split's answers (answer ≥ 85% of the answerable questions, the gold span in ≥ 75%
+# of those, refuse ≥ 80% of the unanswerable ones)
+ANSWER_TARGETS = {"answered": 0.85, "correct_of_answered": 0.75, "refused": 0.80}
 
 
 def length_category(query: str) -> str:
@@ -474,6 +484,8 @@ async def _answer_part(args: argparse.Namespace, settings: Any, managers: dict[s
             raw_sections[key]["abstention_configured"] = base_cfg.abstention
             raw_sections[key]["answers"] = await answer_items(
                 pipeline, manager.current, sec["items"], key, gold_match=sec["gold_match"], doc_urls=sec.get("doc_urls"))
+            if key == "idkmrc" and TUNE_ABSTENTION.is_file():
+                raw_sections[key]["per_index"] = await _per_index_answers(sec, manager, pool, base_cfg)
         phases["answers"] = time.perf_counter() - t
         t = time.perf_counter()
         if "dev" in runnable:
@@ -509,6 +521,64 @@ async def _answer_part(args: argparse.Namespace, settings: Any, managers: dict[s
     finally:
         await loop.run_in_executor(None, pool.close)
     return cons
+
+
+async def _per_index_answers(sec: dict[str, Any], manager: Any, pool: Any, cfg: Any) -> dict[str, Any]:
+    """The check questions again, on the index as a site's own calibration leaves it: the abstention model fitted on
+    the tune split's replies (TUNE_ABSTENTION) and, when present, the fusion constants fitted on its index."""
+    from generation.calibration import Calibrator
+    from generation.pipeline import AnswerPipeline
+
+    model = Calibrator.load(TUNE_ABSTENTION)
+    variant = sec.get("tune_variant")
+    retriever: Callable[[], Any] = (lambda: variant) if variant is not None else manager.current
+    pipeline = AnswerPipeline(retriever, pool, cfg, manager.embedder, calibrator=model)
+    block = await answer_items(pipeline, retriever, sec["items"], "idkmrc: per-index calibration",
+                               gold_match=sec["gold_match"], doc_urls=sec.get("doc_urls"))
+    return {**block, "abstention_model": str(TUNE_ABSTENTION.relative_to(ROOT)), "threshold": round(model.threshold, 4),
+            "fitted_on": model.meta.get("fitted_on"), "fusion": variant is not None}
+
+
+def target_sentence(m: dict[str, Any]) -> str:
+    """The issue's three answer targets against these counts, each said met or missed as the numbers fall."""
+    answered = m["correct"] + m["wrong"]
+    parts = []
+    if m["answerable"]:
+        share = answered / m["answerable"]
+        parts.append(f"answered {share:.1%} of the answerable questions (target ≥ {ANSWER_TARGETS['answered']:.0%}: "
+                     f"{'met' if share >= ANSWER_TARGETS['answered'] else 'missed'})")
+        if answered:
+            right = m["correct"] / answered
+            parts.append(f"{right:.1%} of those correctly (target ≥ {ANSWER_TARGETS['correct_of_answered']:.0%}: "
+                         f"{'met' if right >= ANSWER_TARGETS['correct_of_answered'] else 'missed'})")
+    if m["unanswerable"]:
+        refused = m["refused"] / m["unanswerable"]
+        parts.append(f"refused {refused:.1%} of the unanswerable ones (target ≥ {ANSWER_TARGETS['refused']:.0%}: "
+                     f"{'met' if refused >= ANSWER_TARGETS['refused'] else 'missed'})")
+    return ("It " + ", ".join(parts) + ".") if parts else ""
+
+
+def per_index_markdown(sec: dict[str, Any], ctx: _Ctx, num: str) -> list[str]:
+    """The check split answered with the index's own calibration (per_index), beside the bundled model's figures."""
+    block = sec.get("per_index")
+    if not block:
+        return []
+    m = ctx.summary(_results(block))
+    base = ctx.summary(_results(sec.get("answers")))
+    fitted = ", ".join(f"{k} {v}" for k, v in (block.get("fitted_on") or {}).items())
+    lines = [f"### {num} Answers with the index's own calibration", "",
+             f"The same questions, with the abstention model fitted on the tune split's replies only (`{block['abstention_model']}`, "
+             f"fitted on {fitted or 'its rows'}, threshold {block['threshold']:.3f})"
+             + (" and the fusion constants fitted on the tune split's index" if block.get("fusion") else "")
+             + ": what `python -m bot calibrate` fits for an index from its own labelled questions. The bundled model "
+               "above keeps the prodi site's base rate.", "",
+             "| model | answerable: correct / wrong / abstained | unanswerable: refused / answered |", "|---|---|---|"]
+    for label, s in (("bundled (`generation/data/abstention.json`)", base), ("the index's own", m)):
+        lines.append(f"| {label} | {s['correct']} / {s['wrong']} / {s['abstained']} (n={s['answerable']}) | "
+                     f"{s['refused']} / {s['answered']} (n={s['unanswerable']}) |")
+    lines += ["", "With the bundled model: " + target_sentence(base), "",
+              "With the index's own calibration: " + target_sentence(m), ""]
+    return lines
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -573,6 +643,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 fitted = json.loads(TUNE_FUSION.read_text(encoding="utf-8"))["values"]
                 variant, _ = index_variant(index, fitted)
                 extra = [(TUNE_FUSION_ROW, variant)] if variant is not None else []
+                idk["tune_variant"] = variant
             raw_sections["idkmrc"]["retrieval"] = run_retrieval(index, eval_items(idk["retrieval_items"]), norm_off,
                                                                 "idkmrc", extra)
             if extra:
@@ -949,6 +1020,9 @@ def section_markdown(n: int, key: str, sec: dict[str, Any], ctx: _Ctx, quick: bo
     if not sec.get("answers"):
         return lines + ["Answers were not measured.", ""]
     lines += answers_markdown(key, sec, results, ctx, f"{n}.2")
+    if key == "idkmrc":
+        lines += ["Against the issue's targets for this split: " + target_sentence(ctx.summary(results)), ""]
+        lines += per_index_markdown(sec, ctx, f"{n}.2.1")
     note = ""
     if key == "idkmrc":
         note = ": the first answerable and unanswerable questions of the sample above, smaller to keep `make eval` short"
@@ -1010,6 +1084,13 @@ def summary_markdown(raw: dict[str, Any], ctx: _Ctx) -> list[str]:
         lines.append(f"| {sec['title']} | {m['correct']} / {m['wrong']} / {m['abstained']} (n={m['answerable']}) | "
                      f"{m['refused']} / {m['answered']} (n={m['unanswerable']}) | {_pct(m['abstention_precision'])} / "
                      f"{_pct(m['abstention_recall'])} | {ret} |")
+        if sec.get("per_index"):
+            p = ctx.summary(_results(sec["per_index"]))
+            tuned = (sec.get("retrieval") or {}).get("modes", {}).get(TUNE_FUSION_ROW, {}).get("global") or {}
+            ret = f"{tuned['recall@1']:.3f} / {tuned['mrr@10']:.3f}" if tuned else "–"
+            lines.append(f"| {sec['title']}, the index's own calibration | {p['correct']} / {p['wrong']} / {p['abstained']} "
+                         f"(n={p['answerable']}) | {p['refused']} / {p['answered']} (n={p['unanswerable']}) | "
+                         f"{_pct(p['abstention_precision'])} / {_pct(p['abstention_recall'])} | {ret} |")
     return lines + [""]
 
 

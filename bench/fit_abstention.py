@@ -15,6 +15,9 @@ are never used here: they are where the result is reported.
 
 The shipped model: ``python -m bench.fit_abstention --from-raw rows.jsonl --monotone --base-rate-from sample-site-dev``
 (the signals' weights learned from both sources, the base rate from the sample site's; docs/answers.md).
+The IDK-MRC index's own model (the per-index choice `make eval` reports on the check split, as `python -m bot
+calibrate` makes one for a site): ``… --from-raw rows.jsonl --monotone --sources idkmrc-tune --out
+bench/idkmrc_tune_abstention.json``.
 
 ``--select-features`` (select_features): a model fitted on one source (IDK-MRC tune) ranks the replies of the other
 (the sample-site dev set) and vice versa; signals are dropped, one at a time, while the mean out-of-source AUC does
@@ -338,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base-rate-from", default="",
                         help="keep this source's base rate (e.g. sample-site-dev): the signals' weights are learned "
                              "from every source, the bias from this one (fit(base_rate_from=…))")
+    parser.add_argument("--sources", default="",
+                        help="fit on these sources' rows only (comma-separated, e.g. idkmrc-tune: the IDK-MRC index's "
+                             "own model, as `python -m bot calibrate` fits one for a site; bench/idkmrc_tune_abstention.json)")
     parser.add_argument("--select-features", action="store_true",
                         help="keep only the signals that hold out of source (select_features: fitted on one source, "
                              "ranked on the other)")
@@ -348,6 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.raw:
             args.raw.write_text("", encoding="utf-8")
         rows = label_all(args.passages, args.per_class, dev=not args.no_dev, raw=args.raw)
+    if args.sources:
+        wanted = {x.strip() for x in args.sources.split(",") if x.strip()}
+        rows = [r for r in rows if r["source"] in wanted]
+        if not rows:
+            parser.error(f"no rows from {', '.join(sorted(wanted))}")
     soft, mono, table = None, bool(args.monotone), None
     if args.soft_weights:
         soft, mono, table = select(rows, [float(w) for w in args.soft_weights.split(",") if w.strip()],

@@ -221,3 +221,36 @@ def test_the_per_index_fusion_row_is_compared_from_the_numbers(tuned, bm25, verd
     text = "\n".join(ev.retrieval_table(ret))
     assert f"| {ev.TUNE_FUSION_ROW} | 1 | {m['recall@1']:.3f} |" in text
     assert "fusion_norm = zscore, dense_weight = 0.85" in text and verdict in text
+
+
+def test_target_sentence_says_met_or_missed_as_the_counts_fall():
+    m = {"answerable": 20, "correct": 13, "wrong": 4, "abstained": 3, "unanswerable": 10, "refused": 8, "answered": 2}
+    text = ev.target_sentence(m)
+    assert "answered 85.0% of the answerable questions (target ≥ 85%: met)" in text
+    assert "76.5% of those correctly (target ≥ 75%: met)" in text
+    assert "refused 80.0% of the unanswerable ones (target ≥ 80%: met)" in text
+    m = {**m, "correct": 10, "wrong": 6, "abstained": 4, "refused": 7, "answered": 3}
+    text = ev.target_sentence(m)
+    assert "answered 80.0%" in text and "(target ≥ 85%: missed)" in text
+    assert "62.5% of those correctly (target ≥ 75%: missed)" in text
+    assert "refused 70.0%" in text and "(target ≥ 80%: missed)" in text
+
+
+def test_the_index_own_calibration_is_reported_beside_the_bundled_model(tmp_path):
+    raw = _raw()
+    own = [  # the index's own model: refuses more, answers less
+        _r("q1", answer="Pasuruan, Jawa Timur [1]", golds=["Pasuruan, Jawa Timur"], category="answerable"),
+        _r("q2", abstained=True, golds=["Batavia"], category="answerable"),
+        _r("q3", answerable=False, abstained=True, category="unanswerable"),
+        _r("q4", answerable=False, abstained=True, category="unanswerable"),
+    ]
+    for r in own:
+        r["gold_match"] = "any"
+    raw["sections"]["idkmrc"]["per_index"] = {**_answers(own), "abstention_model": "bench/idkmrc_tune_abstention.json",
+                                              "threshold": 0.61, "fitted_on": {"idkmrc-tune": 200}, "fusion": False}
+    text = ev.render(raw, tmp_path / "evaluation.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    assert "Answers with the index's own calibration" in text
+    assert "| the index's own | 1 / 0 / 1 (n=2) | 2 / 0 (n=2) |" in text
+    assert "| bundled (`generation/data/abstention.json`) | 1 / 1 / 0 (n=2) | 2 / 0 (n=2) |" in text
+    assert "With the index's own calibration: It answered 50.0% of the answerable questions (target ≥ 85%: missed)" in text
+    assert "the index's own calibration | 1 / 0 / 1 (n=2)" in text.split("## Summary", 1)[1]
