@@ -559,8 +559,7 @@ class AnswerPipeline:
         top = turn.chosen[0]
         weights = ev.weights or idf_weights(turn.anchor_stems, list(ev.hit_stems.values()))
         turn.cov_chunk = ev.coverage_chunk.get(top.chunk_id, 0.0)
-        sentence_stems = text_stems(display(top))
-        sentence_stems |= within_stated_bounds(sorted(ev.bounded.get(top.chunk_id, set()) - sentence_stems), top.text)
+        sentence_stems = _with_bounds(text_stems(display(top)), ev, top)
         turn.cov_sentence = anchor_coverage(turn.anchor_stems, sentence_stems, weights)
         chunk_stems = ev.hit_stems.get(top.chunk_id, set())
         turn.missing = [a for a in turn.anchor_stems if a not in chunk_stems]
@@ -758,9 +757,7 @@ class AnswerPipeline:
         # on a magang page answers "magang berapa jam"); a page without a title (a plain passage) adds nothing
         titles = {t: text_stems(t) for t in {s.title or "" for s in ev.sentences}}
         sent_stems = [text_stems(text) | titles[s.title or ""] for s, text in zip(ev.sentences, shown, strict=True)]
-        if ev.bounded:
-            sent_stems = [st | within_stated_bounds([n for n in ev.bounded.get(s.chunk_id, ()) if n not in st], s.text)
-                          for s, st in zip(ev.sentences, sent_stems, strict=True)]
+        sent_stems = [_with_bounds(st, ev, s) for s, st in zip(ev.sentences, sent_stems, strict=True)]
         sent_weights = corpus_w or idf_weights(anchor_stems, sent_stems)
         weight = np.asarray([self.evidence_weights[c] for c in EVIDENCE_COMPONENTS])
         for i, s in enumerate(ev.sentences):
@@ -930,6 +927,15 @@ class AnswerPipeline:
         if not new:
             return None
         return hits + new[: self.config.context_max_docs]
+
+
+def _with_bounds(found: set[str], ev: _Evidence, sentence: EvidenceSentence) -> set[str]:
+    """A sentence's stems plus the question's numbers its chunk matched through a stated bound (``_Evidence.bounded``)
+    when the sentence itself states that bound."""
+    numbers = ev.bounded.get(sentence.chunk_id)
+    if not numbers:
+        return found
+    return found | within_stated_bounds(sorted(numbers - found), sentence.text)
 
 
 def _names_any(text: str, names: Sequence[str]) -> bool:
