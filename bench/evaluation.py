@@ -67,7 +67,7 @@ FITTED_ON: list[dict[str, Any]] = [
              "`python -m bench.fit_retrieval --fit` on the tune split's own index; the retrieval row \"hybrid, fusion "
              "fitted on the tune split\")", "fitted_on": ["idkmrc-tune"]},
     {"what": "Abstention calibrator (`generation/data/abstention.json`, `python -m bench.fit_abstention --monotone "
-             "--base-rate-from sample-site-dev`: 100 + 100 questions over 700 tune passages, and `answers.jsonl`, each "
+             "--base-rate-from sample-site-dev`: 200 + 200 questions over 700 tune passages, and `answers.jsonl`, each "
              "source weighing half; the signals' weights from both, the base rate from the sample site's dev set)",
      "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Per-index abstention model of the IDK-MRC check index (`bench/idkmrc_tune_abstention.json`, "
