@@ -11,6 +11,7 @@ from generation.types import Source
 
 __all__ = [
     "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "compose_answer", "disagree_by_year", "display", "newest_first",
+    "whole_date",
 ]
 
 ABSTAIN_MESSAGE = (
@@ -53,6 +54,29 @@ def disagree_by_year(a: EvidenceSentence, b: EvidenceSentence) -> bool:
 
 def newest_first(pair: Sequence[EvidenceSentence]) -> list[EvidenceSentence]:
     return sorted(pair, key=lambda s: -(_year(s) or 0))
+
+
+_MONTH_NAMES = ("januari|februari|maret|april|mei|juni|juli|agustus|september|oktober|november|desember|"
+                "jan|feb|mar|apr|jun|jul|agu|agt|sep|okt|nov|des")
+# a written date: optional weekday, day or day range, month name, optional year ("Senin, 5 Mei 2025", "11–22 Agustus 2025")
+_DATE = re.compile(
+    rf"(?:\b(?:senin|selasa|rabu|kamis|jumat|jum'at|sabtu|minggu|ahad),?\s+)?"
+    rf"\b\d{{1,2}}(?:\s*[–-]\s*\d{{1,2}})?\s+(?:{_MONTH_NAMES})\b\.?(?:\s+(?:19|20)\d\d\b)?",
+    re.IGNORECASE)
+
+
+def whole_date(span: str, sentence: str) -> str:
+    """The whole date a span is part of ("2024" in "pada 3 Oktober 2024" → "3 Oktober 2024"): the small model often
+    copies only the year or the day, which alone misstates the answer. The span itself when it is not inside
+    exactly one date of the sentence."""
+    key = normalize(span)
+    if not key:
+        return span
+    dates = [m.group(0) for m in _DATE.finditer(sentence)]
+    holding = [d for d in dates if re.search(rf"(?<!\w){re.escape(key)}(?!\w)", normalize(d))]
+    if len(holding) != 1 or normalize(holding[0]) == key:
+        return span
+    return holding[0]
 
 
 _LABEL_LINE = re.compile(r"^[^:]{2,40}:\s+\S")

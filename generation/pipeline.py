@@ -24,7 +24,14 @@ import numpy as np
 
 from generation.answer_type import expected_type, expected_unit, is_list_question, type_ok, unit_ok
 from generation.calibration import DEFAULT_MODEL_PATH, Calibrator
-from generation.compose import abstain_text, compose_answer, disagree_by_year, display, newest_first
+from generation.compose import (
+    abstain_text,
+    compose_answer,
+    disagree_by_year,
+    display,
+    newest_first,
+    whole_date,
+)
 from generation.entropy import dragin_confidence, mean_entropy
 from generation.facts_render import facts_usable, render_facts
 from generation.guards import check_degenerate, is_template_leak
@@ -43,6 +50,7 @@ from generation.support import (
     check_support,
     corpus_weights,
     idf_weights,
+    is_number_anchor,
     is_soft,
     split_evidence,
     stems,
@@ -565,12 +573,12 @@ class AnswerPipeline:
         turn.missing = [a for a in turn.anchor_stems if a not in chunk_stems]
         top_weight = max((weights.get(a, 1.0) for a in turn.anchor_stems), default=1.0) or 1.0
         turn.max_missing = max((weights.get(a, 1.0) / top_weight for a in turn.missing), default=0.0)
-        numbers = {a for a in turn.anchor_stems if any(ch.isdigit() for ch in a)}
+        numbers = {a for a in turn.anchor_stems if is_number_anchor(a)}
         turn.numbers_ok = numbers <= chunk_stems
         turn.type_ok = turn.list_q or type_ok(turn.kind, " ".join([turn.span or ""] + [display(c) for c in turn.chosen]))
         # each anchor's weight and where it was found: where an answer was lost, and what a refit of the soft
         # anchor weight needs (bench/fit_abstention.py)
-        anchor_table = [{"stem": a, "weight": round(weights.get(a, 1.0), 4), "soft": is_soft(a),
+        anchor_table = [{"stem": a, "weight": round(weights.get(a, 1.0), 4), "soft": is_soft(a, question_stems=turn.anchor_stems),
                          "chunk": a in chunk_stems, "sentence": a in sentence_stems} for a in turn.anchor_stems]
         turn.trace.add("support", sentence=top.text, coverage_chunk=round(turn.cov_chunk, 3),
                        coverage_sentence=round(turn.cov_sentence, 3), anchors=anchor_table)
@@ -628,7 +636,7 @@ class AnswerPipeline:
         if turn.cov_chunk < cfg.anchor_coverage_min or turn.cov_sentence < cfg.sentence_coverage_min:
             return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
         if not turn.numbers_ok:  # numbers and years in the question ("semester 5") must be in the cited chunk
-            turn.trace.add("support", decision="abstain", missing_numbers=[a for a in turn.missing if any(c.isdigit() for c in a)])
+            turn.trace.add("support", decision="abstain", missing_numbers=[a for a in turn.missing if is_number_anchor(a)])
             return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
         if not turn.type_ok:
             turn.trace.add("answer_type", expected=turn.kind, decision="abstain")
@@ -645,6 +653,9 @@ class AnswerPipeline:
             # is a comparison the small model does not make reliably, so the stating sentence answers on its own
             turn.trace.add("lead", dropped=lead, reason="value_against_bound")
             lead = None
+        if lead and whole_date(lead, chosen[0].text) != lead:  # "2024" copied out of "3 Oktober 2024"
+            turn.trace.add("lead", widened=lead, reason="part_of_a_date")
+            lead = whole_date(lead, chosen[0].text)
         label_from = "" if turn.followup else turn.anchor_text  # the question in formal words, nothing added
         text, sources = compose_answer(lead, chosen, as_list=turn.list_q, question=label_from)
         if len(text) > cfg.max_answer_chars:
@@ -734,7 +745,7 @@ class AnswerPipeline:
     ) -> _Evidence:
         ev = _Evidence(hits=list(hits))
         ev.sentences = split_evidence(hits, max_sentences=60)
-        numbers = [a for a in anchor_stems if any(ch.isdigit() for ch in a)]
+        numbers = [a for a in anchor_stems if is_number_anchor(a)]
         for h in hits:
             ev.hit_stems[h.chunk_id] = text_stems(f"{h.title} {h.text}")
             # a value the student gives ("IP 2,9") is on a page that states the rule as a bound ("di bawah 3,00")

@@ -46,7 +46,7 @@ class FollowUp:
 ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | frozenset(
     """email e-mail surel telepon telp hp wa whatsapp nomor no ruang ruangan gedung lantai kantor gelar bidang
     keahlian penelitian jabatan pendidikan sks kode bobot website web instagram ig kuota akreditasi peringkat
-    s1 s2 s3 alur mekanisme proses tahap""".split()
+    s1 s2 s3 alur mekanisme proses tahap buka tutup operasional""".split()
 )
 _NARROWING = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|dan)\s+)?(?:yang|yg)\b", re.IGNORECASE)
 # "kalau X?" / "bagaimana dengan X?" is Indonesian for "what about X?": with a subject in X, the topic switches

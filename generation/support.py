@@ -8,7 +8,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,7 @@ __all__ = [
     "stem",
     "corpus_weights",
     "idf_weights",
+    "is_number_anchor",
     "is_soft",
     "soft_anchors",
     "stems",
@@ -53,6 +54,13 @@ def stem(word: str) -> str:
         return _stemmer().stem(word) or word
     except Exception:  # the stemmer rejects odd tokens; the word itself is fine then
         return word
+
+
+def is_number_anchor(anchor_stem: str) -> bool:
+    """Whether an anchor is a number the cited chunk must hold ("2024", "2,75", "ke-5", "20rb"): it starts with a digit
+    (or is an ordinal "ke-5"). A token that starts with a letter ("S1", "D3", "IF-301", "COVID-19") is a name or code
+    with a digit in it, weighed by its rarity like any other anchor."""
+    return anchor_stem[:1].isdigit() or (anchor_stem.startswith("ke-") and anchor_stem[3:4].isdigit())
 
 
 def stems(text: str) -> list[str]:
@@ -220,10 +228,20 @@ def soft_anchors() -> frozenset[str]:
     return frozenset(words | {stem(w) for w in words})
 
 
-def is_soft(anchor_stem: str, word: str = "") -> bool:
-    """Whether an anchor (its stem, optionally the word it came from) belongs to the soft class."""
+# Opening hours: "buka"/"tutup" next to a clock word ("jam bukanya", "buka sampai jam berapa") name the answer, the
+# service hours a page gives as "Jam layanan: 07.30–16.00"; without one they name an event ("pendaftaran dibuka
+# kapan") that the evidence must state. A linguistic rule written for this project.
+_HOURS_WORDS = frozenset("buka tutup operasional".split())
+_CLOCK_WORDS = frozenset("jam pukul".split())
+
+
+def is_soft(anchor_stem: str, word: str = "", question_stems: Collection[str] = ()) -> bool:
+    """Whether an anchor (its stem, optionally the word it came from) belongs to the soft class; with the question's
+    stems, also the opening-hours words of a question that asks for a clock time."""
     soft = soft_anchors()
-    return anchor_stem in soft or word in soft
+    if anchor_stem in soft or word in soft:
+        return True
+    return anchor_stem in _HOURS_WORDS and not _CLOCK_WORDS.isdisjoint(question_stems)
 
 
 def idf_weights(anchor_stems: Sequence[str], docs: Sequence[set[str]], soft_weight: float | None = None) -> dict[str, float]:
@@ -232,7 +250,8 @@ def idf_weights(anchor_stems: Sequence[str], docs: Sequence[set[str]], soft_weig
     soft_w = SOFT_ANCHOR_WEIGHT if soft_weight is None else soft_weight
     n = len(docs)
     df = Counter(a for a in set(anchor_stems) for d in docs if a in d)
-    return {a: soft_w if is_soft(a) else max(0.3, math.log((n + 1) / (df.get(a, 0) + 0.5))) for a in anchor_stems}
+    return {a: soft_w if is_soft(a, question_stems=anchor_stems) else max(0.3, math.log((n + 1) / (df.get(a, 0) + 0.5)))
+            for a in anchor_stems}
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,9 +294,11 @@ def corpus_weights(index: object, question: str) -> dict[str, float] | None:
     if bm25 is None or analyzer is None or n <= 0:
         return None
     out: dict[str, float] = {}
-    for w in content_words(question):
+    words = content_words(question)
+    question_stems = {stem(w) for w in words}
+    for w in words:
         st = stem(w)
-        if is_soft(st, w):
+        if is_soft(st, w, question_stems):
             out[st] = SOFT_ANCHOR_WEIGHT
             continue
         try:

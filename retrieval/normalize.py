@@ -539,7 +539,8 @@ class QueryNormalizer:
             return
         fixed = self._repair(word)
         if fixed is None and anchors:
-            fixed = self._anchor_lexicon.get(collapse_elongation(word)[0]) or self._anchor_lexicon.get(word)
+            fixed = (self._anchor_lexicon.get(collapse_elongation(word)[0]) or self._anchor_lexicon.get(word)
+                     or self._anchor_morphology(word))
         if fixed is None or fixed == word:
             return
         tok.out = fixed
@@ -547,6 +548,16 @@ class QueryNormalizer:
             probe = _Tok(tok.start, tok.end, fixed, fixed)
             if self._abbreviation(i, probe, add) and probe.out is not None:
                 tok.out = probe.out
+
+    @staticmethod
+    def _anchor_morphology(word: str) -> str | None:
+        """For the anchor form only: the formal form of a colloquial verb that neither the site nor the lexicon
+        knows, by the colloquial morphology (:func:`colloquial_forms`), checked against PySastrawi's root
+        dictionary instead of the site ("diadain" → "diadakan", whose stem "ada" is a function word). Like the anchor
+        lexicon, it lets the support check weigh the word as what it is; a dictionary word is never read as slang."""
+        if is_dictionary_word(word):
+            return None
+        return next((form for form in colloquial_forms(word) if is_dictionary_word(form)), None)
 
     def _repair(self, word: str) -> str | None:
         """The formal or known form of a word the site does not use, or None."""

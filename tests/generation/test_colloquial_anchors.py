@@ -199,3 +199,41 @@ def test_no_bound_no_match(question_number, page):
     from generation.support import within_stated_bounds
 
     assert within_stated_bounds([question_number], page) == set()
+
+
+@pytest.mark.parametrize("token", ["2024", "2,75", "144", "ke-5", "20rb", "1.500", "24/25"])
+def test_numbers_are_held_to_the_page(token):
+    """A number or year the student gives ("semester 5", "angkatan 2024", "ke-5", "20rb") must be on the cited page."""
+    from generation.support import is_number_anchor
+
+    assert all(is_number_anchor(s) for s in stems(token))
+
+
+@pytest.mark.parametrize("code", ["s1", "S2", "d3", "IF-301", "COVID-19", "F-16", "mp3"])
+def test_codes_that_start_with_a_letter_are_names_not_numbers(code):
+    """A degree level or an identifier ("S1", "D3", "IF-301") is a name with a digit in it: an anchor weighed by its
+    rarity like any name, not a number the cited chunk must repeat (a programme's pages rarely repeat "S1")."""
+    from generation.support import is_number_anchor
+
+    assert stems(code) and not any(is_number_anchor(s) for s in stems(code))
+
+
+@pytest.mark.parametrize("question", ["perpustakaan buka jam berapa", "jam bukanya kapan", "sabtu buka ga? smpe jam brp",
+                                      "lab tutup pukul berapa", "jam operasional ruang baca"])
+def test_opening_hours_words_are_soft_next_to_a_clock_word(question):
+    """"buka"/"tutup" beside "jam"/"pukul" ask for service hours, which a page gives as "Jam layanan: 07.30–16.00"."""
+    from generation.support import idf_weights, is_soft, stems
+
+    q = stems(question)
+    hours = [a for a in q if a in ("buka", "tutup", "operasional")]
+    assert hours and all(is_soft(a, question_stems=q) for a in hours)
+    assert all(idf_weights(q, [set()])[a] == idf_weights(["jam"], [set()])["jam"] for a in hours)
+
+
+@pytest.mark.parametrize("question", ["pendaftaran jalur mandiri dibuka kapan", "kapan kantin tutup permanen"])
+def test_opening_words_without_a_clock_word_name_an_event(question):
+    """Without a clock word, "dibuka"/"tutup" name an event the evidence must state ("pendaftaran dibuka kapan")."""
+    from generation.support import is_soft, stems
+
+    q = stems(question)
+    assert not any(is_soft(a, question_stems=q) for a in q if a in ("buka", "tutup"))

@@ -50,3 +50,26 @@ def test_pages_that_disagree_by_date_put_the_newer_first_and_say_both() -> None:
     # different facts that merely carry years are not a disagreement
     other = _s("Douwes Dekker lahir di Pasuruan pada 1879.", "http://x/tokoh/")
     assert not disagree_by_year(old, other)
+
+
+def test_a_lead_that_is_part_of_a_date_becomes_the_whole_date() -> None:
+    """The model often copies only the year (or the day) of a date; the lead is then the date the sentence gives."""
+    from generation.compose import whole_date
+
+    sentence = "Seminar nasional diadakan pada 3 Oktober 2024 di aula utama."
+    assert whole_date("2024", sentence) == "3 Oktober 2024"
+    assert whole_date("Oktober 2024", sentence) == "3 Oktober 2024"
+    assert whole_date("3 Oktober", sentence) == "3 Oktober 2024"
+    assert whole_date("11–22 Agustus", "Pengisian KRS: 11–22 Agustus 2025.") == "11–22 Agustus 2025"
+    assert whole_date("Senin, 5 Mei 2025", "Rapat: Senin, 5 Mei 2025.") == "Senin, 5 Mei 2025"
+
+
+def test_a_lead_that_is_no_part_of_one_date_stays() -> None:
+    from generation.compose import whole_date
+
+    assert whole_date("144 SKS", "Lulus dengan total 144 SKS pada 2024.") == "144 SKS"
+    assert whole_date("2024", "Akreditasi 2019 diperbarui 1 Juli 2024, berlaku sampai 2029.") == "1 Juli 2024"
+    # the year sits in two dates: which one was meant is unknown, the lead stays
+    assert whole_date("2024", "Dibuka 1 Mei 2024 dan ditutup 30 Juni 2024.") == "2024"
+    assert whole_date("2030", "Visi: unggul pada tahun 2030.") == "2030"
+    assert whole_date("2", "Ujian pada 12 Mei 2024.") == "2"  # a digit inside another number is no part of it

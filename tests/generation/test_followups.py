@@ -132,3 +132,11 @@ def test_an_alternative_followup_names_what_the_reply_gave_to_leave_out():
     # what one asks about (an attribute such as SKS) is no name to leave out
     r = _ask("syarat lainnya apa?", ("syarat magang apa", "Syarat magang: lulus 90 SKS dan IPK 2,75. [1]"))
     assert "SKS" not in r.exclude, r
+
+
+def test_opening_hours_are_an_attribute_of_the_previous_subject():
+    # "bukanya jam berapa?" asks for the service hours of what was just discussed, not about a new subject "buka"
+    for followup in ("bukanya jam brp aja", "tutupnya jam berapa?", "jam operasionalnya kapan?"):
+        r = _ask(followup, ("perpustakaan jurusan di gedung mana?", "Perpustakaan jurusan ada di Gedung C lantai 2. [1]"))
+        got = _words(r.query)
+        assert r.rewritten and {"perpustakaan", "jurusan"} <= got, (followup, r.query)

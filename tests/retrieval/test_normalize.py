@@ -239,6 +239,24 @@ def test_anchor_form_spells_out_slang_the_site_does_not_use(normalizer):
     assert normalizer.normalize(once, expand=False) == once
 
 
+@pytest.mark.parametrize(("typed", "formal"), [("diadain", "diadakan"), ("dikumpulin", "dikumpulkan"),
+                                               ("dibacain", "dibacakan")])
+def test_anchor_form_spells_out_colloquial_verbs_by_morphology(normalizer, typed, formal):
+    """A colloquial verb neither the site nor the lexicon knows ("diadain") gets its formal form in the anchor form
+    from the colloquial morphology and the root dictionary: its stem ("ada") is then weighed as what it is (a
+    function word here), not as a word no page contains. Retrieval keeps the typed word."""
+    assert not normalizer.known(typed) and not normalizer.known(formal)
+    assert normalizer.normalize(f"acara itu {typed} kapan", expand=False) == f"acara itu {formal} kapan"
+    assert typed in normalizer.normalize(f"acara itu {typed} kapan").split()
+
+
+def test_anchor_form_leaves_dictionary_words_and_unknown_roots_alone(normalizer):
+    """A word of the root dictionary is not read as slang ("makan" is no "memakan"), and a form whose stem is no
+    Indonesian word stays as typed ("login")."""
+    assert normalizer.normalize("makan siang di mana", expand=False).split()[0] == "makan"
+    assert "login" in normalizer.normalize("cara login siakad", expand=False).split()
+
+
 @pytest.mark.parametrize(("typed", "formal"), [("sapa", "siapa"), ("spa", "siapa"), ("dimn", "di mana"),
                                                ("npa", "kenapa"), ("biar", "agar"), ("dikasih", "diberi")])
 def test_chat_spellings_the_lexicon_lacks_are_supplemented(typed, formal):
