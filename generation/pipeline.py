@@ -839,12 +839,11 @@ class AnswerPipeline:
         if c_stems and set(c_stems) <= q_norm and len(norm.split()) > 1:
             trace.add("guard", degenerate=False, reason="echoes_question")
             return None
+        # the span must sit in one of the strongest sentences: a small model often copies a wrong date or number
+        # from a weaker sentence, and then the best sentence (extractive) is the better answer
+        top = max(ev.scores, default=0.0)
+        strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= SPAN_SENTENCE_MIN * top]
         if len(norm.split()) <= 25:
-            # the span must sit in one of the strongest sentences, not in any sentence of the context
-            # the span must sit in one of the strongest sentences: a small model often copies a wrong date or
-            # number from a weaker sentence, and then the best sentence (extractive) is the better answer
-            top = max(ev.scores, default=0.0)
-            strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= SPAN_SENTENCE_MIN * top]
             if any(norm and norm in normalize(s.text) for s in strong):
                 return candidate
             if len(norm.split()) < 6:
@@ -860,6 +859,13 @@ class AnswerPipeline:
                                             "similarity": round(r.similarity, 3)} for r in results])
         if not kept:
             return None
+        # a run-on past the answer into the next lines of the context: its first statement that a strong sentence
+        # holds is the answer (joined, the statements would match no one sentence and pull the citation elsewhere)
+        for claim in kept:
+            short = claim.strip().rstrip(".").strip()
+            if len(kept) > 1 and normalize(short) and any(normalize(short) in normalize(s.text) for s in strong):
+                trace.add("span", first_statement=short, statements=len(kept))
+                return short
         joined = " ".join(kept).strip().rstrip(".")
         return joined if len(joined) <= 300 else None
 

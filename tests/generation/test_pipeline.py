@@ -305,3 +305,20 @@ async def test_a_value_against_a_stated_bound_is_answered_by_the_stating_sentenc
     assert not answer.abstained
     assert strip_citations(answer.answer).startswith("Mahasiswa dapat mengambil skripsi setelah lulus minimal 120 SKS")
     assert any(s["step"] == "lead" and s["reason"] == "value_against_bound" for s in answer.trace.steps)
+
+
+async def test_a_run_on_output_leads_with_its_first_statement_that_a_strong_sentence_holds(make_pipeline):
+    """The small model often runs on past its answer into the next sentences of the context. The span is its first
+    supported statement that sits in a strong evidence sentence, and that sentence is cited: not the sentence that
+    shares most words with the whole run-on."""
+    run_on = ("Senin sampai Jumat pukul 08.00 hingga 15.30 WIB. Sekretariat Program Studi Informatika berada di "
+              "Gedung C lantai 3, Kampus Bukit Jaya; Layanan administrasi program studi Informatika, Email resmi "
+              "program studi adalah informatika@unusa.ac.id dan nomor telepon (0361) 555-0192 program studi")
+    answer = await make_pipeline(FakeGenerator(default=run_on)).answer("layanan administrasi prodi buka jam berapa?")
+    _check_record(answer)
+    assert not answer.abstained
+    text = strip_citations(answer.answer)
+    assert "08.00 hingga 15.30" in text.split("\n")[0]
+    assert "informatika@unusa" not in text
+    features = next(s for s in answer.trace.steps if s["step"] == "features")
+    assert features["span_accepted"] == 1.0 and features["span_in_cited"] == 1.0
