@@ -77,8 +77,9 @@ FITTED_ON: list[dict[str, Any]] = [
              "because no fit by `bench/fit_evidence.py` beat them out of fold)", "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Word lists of the normaliser and the support check, as extended on 2026-11-23 (glossary shorthand, "
              "`CHAT_SUPPLEMENT`, relative time words, answer-type and unit words, \"ku\"/\"mu\", \"max\", the "
-             "bound phrases of `support.within_stated_bounds`: written for the project, each a class tested on "
-             "made-up examples, but the classes were chosen after reading this set's misses)",
+             "bound phrases of `support.within_stated_bounds`, the opening-hours words, numbers vs codes, the "
+             "anchor-form verb morphology, whole-date leads and run-on spans: written for the project, each a class "
+             "tested on made-up examples, but the classes were chosen after reading this set's misses)",
      "fitted_on": ["informal"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
