@@ -12,11 +12,11 @@ _NUMBER_WORDS = (
     "satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas belas puluh ratus ribu juta miliar "
     "setengah seperempat pertama kedua ketiga keempat kelima"
 ).split()
-_MONTHS = (
+MONTHS = (
     "januari februari maret april mei juni juli agustus september oktober november desember jan feb mar apr jun "
     "jul agu agt sep okt nov des"
 ).split()
-_DAYS = "senin selasa rabu kamis jumat jum'at sabtu minggu ahad".split()
+DAYS = "senin selasa rabu kamis jumat jum'at sabtu minggu ahad".split()
 _TIME_WORDS = "pagi siang sore malam awal akhir setiap tiap ganjil genap tahun bulan pekan tanggal".split()
 _PERSON = re.compile(
     r"\b(Dr|Prof|Ir|Drs|Dra|Hj?)\.\s|\b[MS]\.\s?(Kom|T|Si|Sc|Cs|Pd|Eng|Ag)\b|\bPh\.D\b|\b(Bapak|Ibu|Pak|Bu)\s+[A-Z]"
@@ -53,7 +53,7 @@ def type_ok(kind: str | None, text: str) -> bool:
     if kind == "number":
         return has_digit or any(re.search(rf"\b{w}\b", low) for w in _NUMBER_WORDS)
     if kind == "time":
-        return has_digit or any(re.search(rf"\b{w}\b", low) for w in (*_MONTHS, *_DAYS, *_TIME_WORDS))
+        return has_digit or any(re.search(rf"\b{w}\b", low) for w in (*MONTHS, *DAYS, *_TIME_WORDS))
     if kind == "person":
         # a name or title, a capitalised word past the first one, or an agent phrase ("dimainkan oleh seorang dalang")
         tail = text.split(None, 1)[1] if len(text.split()) > 1 else ""

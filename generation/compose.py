@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from generation.answer_type import DAYS, MONTHS
 from generation.support import EvidenceSentence
 from generation.text import QUESTION_WORDS, STOPWORDS, content_words, normalize, words
 from generation.types import Source
@@ -56,17 +57,15 @@ def newest_first(pair: Sequence[EvidenceSentence]) -> list[EvidenceSentence]:
     return sorted(pair, key=lambda s: -(_year(s) or 0))
 
 
-_MONTH_NAMES = ("januari|februari|maret|april|mei|juni|juli|agustus|september|oktober|november|desember|"
-                "jan|feb|mar|apr|jun|jul|agu|agt|sep|okt|nov|des")
 # a written date: optional weekday, day or day range, month name, optional year ("Senin, 5 Mei 2025", "11–22 Agustus 2025")
 _DATE = re.compile(
-    rf"(?:\b(?:senin|selasa|rabu|kamis|jumat|jum'at|sabtu|minggu|ahad),?\s+)?"
-    rf"\b\d{{1,2}}(?:\s*[–-]\s*\d{{1,2}})?\s+(?:{_MONTH_NAMES})\b\.?(?:\s+(?:19|20)\d\d\b)?",
+    rf"(?:\b(?:{'|'.join(DAYS)}),?\s+)?"
+    rf"\b\d{{1,2}}(?:\s*[–-]\s*\d{{1,2}})?\s+(?:{'|'.join(MONTHS)})\b\.?(?:\s+(?:19|20)\d\d\b)?",
     re.IGNORECASE)
 
 
 def whole_date(span: str, sentence: str) -> str:
-    """The whole date a span is part of ("2024" in "pada 3 Oktober 2024" → "3 Oktober 2024"): the small model often
+    """The whole date a span is part of ("2025" in "pada 12 Maret 2025" → "12 Maret 2025"): the small model often
     copies only the year or the day, which alone misstates the answer. The span itself when it is not inside
     exactly one date of the sentence."""
     key = normalize(span)

@@ -653,9 +653,10 @@ class AnswerPipeline:
             # is a comparison the small model does not make reliably, so the stating sentence answers on its own
             turn.trace.add("lead", dropped=lead, reason="value_against_bound")
             lead = None
-        if lead and whole_date(lead, chosen[0].text) != lead:  # "2024" copied out of "3 Oktober 2024"
+        widened = whole_date(lead, chosen[0].text) if lead else lead  # "2025" copied out of "12 Maret 2025"
+        if widened != lead:
             turn.trace.add("lead", widened=lead, reason="part_of_a_date")
-            lead = whole_date(lead, chosen[0].text)
+            lead = widened
         label_from = "" if turn.followup else turn.anchor_text  # the question in formal words, nothing added
         text, sources = compose_answer(lead, chosen, as_list=turn.list_q, question=label_from)
         if len(text) > cfg.max_answer_chars:
@@ -842,9 +843,9 @@ class AnswerPipeline:
         # the span must sit in one of the strongest sentences: a small model often copies a wrong date or number
         # from a weaker sentence, and then the best sentence (extractive) is the better answer
         top = max(ev.scores, default=0.0)
-        strong = [s for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= SPAN_SENTENCE_MIN * top]
+        strong = [normalize(s.text) for s, sc in zip(ev.sentences, ev.scores, strict=True) if sc >= SPAN_SENTENCE_MIN * top]
         if len(norm.split()) <= 25:
-            if any(norm and norm in normalize(s.text) for s in strong):
+            if any(norm and norm in s for s in strong):
                 return candidate
             if len(norm.split()) < 6:
                 trace.add("guard", degenerate=False, reason="span_not_in_evidence", span=candidate)
@@ -861,11 +862,13 @@ class AnswerPipeline:
             return None
         # a run-on past the answer into the next lines of the context: its first statement that a strong sentence
         # holds is the answer (joined, the statements would match no one sentence and pull the citation elsewhere)
-        for claim in kept:
-            short = claim.strip().rstrip(".").strip()
-            if len(kept) > 1 and normalize(short) and any(normalize(short) in normalize(s.text) for s in strong):
-                trace.add("span", first_statement=short, statements=len(kept))
-                return short
+        if len(kept) > 1:
+            for claim in kept:
+                short = claim.strip().rstrip(".").strip()
+                key = normalize(short)
+                if key and any(key in s for s in strong):
+                    trace.add("span", first_statement=short, statements=len(kept))
+                    return short
         joined = " ".join(kept).strip().rstrip(".")
         return joined if len(joined) <= 300 else None
 

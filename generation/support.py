@@ -211,7 +211,7 @@ def anchor_coverage(anchor_stems: Sequence[str], text_stems: set[str], weights: 
 # --soft-weights 0,0.1,0.2,0.35,0.5,1) every weight from 0 to 0.5 gave the same out-of-fold result and 1.0 one
 # question more of 139; formal questions rarely hold these words, so that data cannot tell (docs/answers.md).
 SOFT_ANCHOR_WEIGHT = 0.2
-# Relative time words: a page says "3 Oktober 2024", never "kemarin" or "besok" (written for this project).
+# Relative time words: a page says "12 Maret 2025", never "kemarin" or "besok" (written for this project).
 _DEIXIS = frozenset("kemarin kemaren besok lusa tadi nanti sekarang kini barusan".split())
 
 
@@ -229,7 +229,7 @@ def soft_anchors() -> frozenset[str]:
 
 
 # Opening hours: "buka"/"tutup" next to a clock word ("jam bukanya", "buka sampai jam berapa") name the answer, the
-# service hours a page gives as "Jam layanan: 07.30–16.00"; without one they name an event ("pendaftaran dibuka
+# service hours a page gives as "Jam layanan: 08.00–15.00"; without one they name an event ("pendaftaran dibuka
 # kapan") that the evidence must state. A linguistic rule written for this project.
 _HOURS_WORDS = frozenset("buka tutup operasional".split())
 _CLOCK_WORDS = frozenset("jam pukul".split())

@@ -553,7 +553,8 @@ class QueryNormalizer:
     def _anchor_morphology(word: str) -> str | None:
         """For the anchor form only: the formal form of a colloquial verb that neither the site nor the lexicon
         knows, by the colloquial morphology (:func:`colloquial_forms`), checked against PySastrawi's root
-        dictionary instead of the site ("diadain" → "diadakan", whose stem "ada" is a function word). Like the anchor
+        dictionary instead of the site ("dikumpulin" → "dikumpulkan", stem "kumpul"; "diisiin" → "diisikan", stem
+        "isi"). Like the anchor
         lexicon, it lets the support check weigh the word as what it is; a dictionary word is never read as slang."""
         if is_dictionary_word(word):
             return None

@@ -136,7 +136,7 @@ def test_an_alternative_followup_names_what_the_reply_gave_to_leave_out():
 
 def test_opening_hours_are_an_attribute_of_the_previous_subject():
     # "bukanya jam berapa?" asks for the service hours of what was just discussed, not about a new subject "buka"
-    for followup in ("bukanya jam brp aja", "tutupnya jam berapa?", "jam operasionalnya kapan?"):
+    for followup in ("bukanya jam berapa ya", "tutupnya jam berapa?", "jam operasionalnya kapan?"):
         r = _ask(followup, ("perpustakaan jurusan di gedung mana?", "Perpustakaan jurusan ada di Gedung C lantai 2. [1]"))
         got = _words(r.query)
         assert r.rewritten and {"perpustakaan", "jurusan"} <= got, (followup, r.query)

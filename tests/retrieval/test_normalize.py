@@ -239,12 +239,12 @@ def test_anchor_form_spells_out_slang_the_site_does_not_use(normalizer):
     assert normalizer.normalize(once, expand=False) == once
 
 
-@pytest.mark.parametrize(("typed", "formal"), [("diadain", "diadakan"), ("dikumpulin", "dikumpulkan"),
+@pytest.mark.parametrize(("typed", "formal"), [("diisiin", "diisikan"), ("dikumpulin", "dikumpulkan"),
                                                ("dibacain", "dibacakan")])
 def test_anchor_form_spells_out_colloquial_verbs_by_morphology(normalizer, typed, formal):
-    """A colloquial verb neither the site nor the lexicon knows ("diadain") gets its formal form in the anchor form
-    from the colloquial morphology and the root dictionary: its stem ("ada") is then weighed as what it is (a
-    function word here), not as a word no page contains. Retrieval keeps the typed word."""
+    """A colloquial verb neither the site nor the lexicon knows ("dikumpulin") gets its formal form in the anchor form
+    from the colloquial morphology and the root dictionary: its stem ("kumpul") is then weighed as what it is,
+    not as a word no page contains. Retrieval keeps the typed word."""
     assert not normalizer.known(typed) and not normalizer.known(formal)
     assert normalizer.normalize(f"acara itu {typed} kapan", expand=False) == f"acara itu {formal} kapan"
     assert typed in normalizer.normalize(f"acara itu {typed} kapan").split()
