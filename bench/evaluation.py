@@ -1,4 +1,4 @@
-"""`make eval`: regenerate docs/evaluation.md (and its plots in docs/img/) from scratch, on three data sets.
+"""`make eval`: regenerate docs/evaluation.md (and its plots in docs/img/) from scratch, on five data sets.
 
 1. **Dev set**: the bundled sample site is served on loopback, crawled with the real crawler into a temporary
    DATA_DIR and indexed; retrieval on ``tests/data/eval/retrieval.jsonl``, answers on ``answers.jsonl``.
@@ -7,6 +7,10 @@
 3. **IDK-MRC check split**: the 20% of IDK-MRC train passages no constant was fitted on (``bench/idkmrc.py``),
    indexed like ``python -m bot index --from-jsonl``; retrieval over every answerable check question, answers over
    a fixed-seed sample (``--idkmrc-answerable`` + ``--idkmrc-unanswerable``).
+4. **Blind sets A and B**: ``tests/data/eval/informal_holdout.jsonl`` (A) and ``informal_final.jsonl`` (B), scored
+   like the informal set. Each was written blind, from the site's pages only, by a writer who had seen neither the
+   other sets nor the code, after the informal set had been used up for choosing word-list classes. A's misses were
+   then read to choose the classes of 2026-11-23 (asides, several questions in one message, …); B was not read.
 
 Each answer is scored correct / wrong / abstained (unanswerable: refused / answered). A multi-turn item plays its
 user turns through the pipeline one by one with the bot's own replies as history (as the chat service does), then
@@ -14,7 +18,8 @@ asks ``query``. The real default LLM (gemma-3-270m through llama.cpp) is loaded 
 Ablations (gates off, facts lookup off, LLM off, normalisation off) run on the dev and informal sets and on a smaller
 IDK-MRC sample (``--idkmrc-ablation`` per class).
 
-    python -m bench.evaluation [--quick] [--limit N] [--sections dev,informal,idkmrc] [--ablations NAMES|none]
+    python -m bench.evaluation [--quick] [--limit N] [--sections dev,informal,idkmrc,holdout,final]
+                               [--ablations NAMES|none]
                                [--idkmrc-answerable N] [--idkmrc-unanswerable N] [--idkmrc-ablation N] [--seed S]
                                [--ablation-per-category N]
                                [--raw FILE] [--render-from FILE] [--dump FILE] [--out docs/evaluation.md]
@@ -46,6 +51,8 @@ EVAL_DIR = ROOT / "tests" / "data" / "eval"
 RETRIEVAL_SET = EVAL_DIR / "retrieval.jsonl"
 ANSWERS_SET = EVAL_DIR / "answers.jsonl"
 INFORMAL_SET = EVAL_DIR / "informal.jsonl"
+HOLDOUT_SET = EVAL_DIR / "informal_holdout.jsonl"
+FINAL_SET = EVAL_DIR / "informal_final.jsonl"
 RAW_VERSION = 2
 
 logger = logging.getLogger(__name__)
@@ -58,6 +65,8 @@ DATA_NAMES = {
     "idkmrc-check": "IDK-MRC train, check split (the other 20%)",
     "dev": "sample-site dev sets (`tests/data/eval/retrieval.jsonl`, `answers.jsonl`)",
     "informal": "sample-site informal set (`tests/data/eval/informal.jsonl`)",
+    "holdout": "sample-site blind set A (`tests/data/eval/informal_holdout.jsonl`, written blind on 2026-11-23)",
+    "final": "sample-site blind set B (`tests/data/eval/informal_final.jsonl`, written blind on 2026-11-23, never read)",
     "external": "external, not our data",
 }
 FITTED_ON: list[dict[str, Any]] = [
@@ -81,15 +90,24 @@ FITTED_ON: list[dict[str, Any]] = [
              "anchor-form verb morphology, whole-date leads and run-on spans: written for the project, each a class "
              "tested on made-up examples, but the classes were chosen after reading this set's misses)",
      "fitted_on": ["informal"]},
+    {"what": "Asides (`text.split_aside`), several questions in one message (`text.split_questions`), greetings and "
+             "acknowledgements as fillers, one-letter substitutions in the typo repair, facet values and titled names "
+             "in follow-ups (2026-11-23): written for the project, each a class tested on made-up examples, but the "
+             "classes were chosen after reading blind set A's misses",
+     "fitted_on": ["holdout"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
     {"what": "Soft anchor words (general stopwords)", "fitted_on": ["external"],
      "source": "Sastrawi's Indonesian stopword list (PySastrawi, after Tala 2003)"},
 ]
-SECTION_DATA = {"dev": "dev", "informal": "informal", "idkmrc": "idkmrc-check"}
-SECTIONS = ("dev", "informal", "idkmrc")
+SECTION_DATA = {"dev": "dev", "informal": "informal", "idkmrc": "idkmrc-check", "holdout": "holdout", "final": "final"}
+SECTIONS = ("dev", "informal", "idkmrc", "holdout", "final")
 TITLES = {"dev": "Dev set (sample site)", "informal": "Informal set (sample site, as students type)",
-          "idkmrc": "IDK-MRC check split (held out)"}
+          "idkmrc": "IDK-MRC check split (held out)",
+          "holdout": "Blind set A (sample site, written blind; its misses chose this session's classes)",
+          "final": "Blind set B (sample site, written blind, never read)"}
+# the sets typed as students type, all on the sample site's index and scored alike
+INFORMAL_SETS = {"informal": INFORMAL_SET, "holdout": HOLDOUT_SET, "final": FINAL_SET}
 
 # --- ablations: one switch each, through dataclasses.replace on the pipeline's or the index's config -------------
 ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
@@ -405,16 +423,18 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
                            "ablation_per_category": 0 if args.quick else args.ablation_per_category,
                            "retrieval_dataset": "tests/data/eval/retrieval.jsonl", "gold_match": "all",
                            "items": items, "ablation_items": _ablation_items(args, items)}
-    if "informal" in wanted:
-        sec = {"title": TITLES["informal"], "dataset": "tests/data/eval/informal.jsonl",
-               "retrieval_dataset": "answerable single-turn items of tests/data/eval/informal.jsonl",
+    for key, path in INFORMAL_SETS.items():
+        if key not in wanted:
+            continue
+        name = f"tests/data/eval/{path.name}"
+        sec = {"title": TITLES[key], "dataset": name, "retrieval_dataset": f"answerable single-turn items of {name}",
                "gold_match": "all", "ablation_per_category": 0 if args.quick else args.ablation_per_category}
-        if INFORMAL_SET.is_file():
-            items = _load_items(INFORMAL_SET)[:limit]
+        if path.is_file():
+            items = _load_items(path)[:limit]
             sec.update(items=items, ablation_items=_ablation_items(args, items))
         else:
-            sec["missing"] = f"{INFORMAL_SET.relative_to(ROOT)} does not exist in this checkout"
-        sections["informal"] = sec
+            sec["missing"] = f"{path.relative_to(ROOT)} does not exist in this checkout"
+        sections[key] = sec
     if "idkmrc" in wanted:
         sec = {"title": TITLES["idkmrc"], "gold_match": "any"}
         try:
@@ -603,7 +623,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
                             crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
         managers: dict[str, Any] = {}
-        if "dev" in sections or "informal" in sections:
+        if "dev" in sections or any(k in sections for k in INFORMAL_SETS):
             print(f"eval: crawling {site.base_url} into {settings.data_dir} …", file=sys.stderr, flush=True)
             t = time.perf_counter()
             manager, crawl, build = build_fresh_index(settings)
@@ -616,12 +636,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             if "dev" in sections:
                 managers["dev"] = manager
                 raw_sections["dev"]["retrieval"] = run_retrieval(index, eval_items(_load_items(RETRIEVAL_SET)), norm_off, "dev")
-            if "informal" in sections and "missing" not in sections["informal"]:
-                managers["informal"] = manager
-                single = [it for it in sections["informal"]["items"]
-                          if it.get("answerable", True) and not _user_turns(it)]
-                raw_sections["informal"]["retrieval"] = run_retrieval(index, eval_items(single), norm_off, "informal")
-            for key in ("dev", "informal"):
+            for key in INFORMAL_SETS:
+                if key in sections and "missing" not in sections[key]:
+                    managers[key] = manager
+                    single = [it for it in sections[key]["items"] if it.get("answerable", True) and not _user_turns(it)]
+                    raw_sections[key]["retrieval"] = run_retrieval(index, eval_items(single), norm_off, key)
+            for key in ("dev", *INFORMAL_SETS):
                 if key in raw_sections and norm_off is None:
                     raw_sections[key]["retrieval_norm_off_skipped"] = why
             phases["retrieval, sample site"] = time.perf_counter() - t
@@ -1208,15 +1228,16 @@ def render(raw: dict[str, Any], out: Path, *, embedder: Any = None, img: Path | 
         indexes.append(f"- Index of the {name}: {info.get('documents')} documents, {info.get('chunks')} chunks, "
                        f"embedder {info.get('embedder')}{crawl}")
     doc = ["# Evaluation", "",
-           "Generated by `make eval` (`python -m bench.evaluation`). Three data sets: the sample-site dev set, the "
-           "informal set (same site, written as students type) and the held-out IDK-MRC check split. Every answer "
+           "Generated by `make eval` (`python -m bench.evaluation`). Five data sets: the sample-site dev set, the "
+           "informal set (same site, written as students type), the held-out IDK-MRC check split, and two sets "
+           "written blind as students type on the same site (A, whose misses were read, and B, never read). Every answer "
            "is scored correct / wrong / abstained (answerable) or refused / answered (unanswerable); \"correct\" "
            "means the reply contains the gold span(s). Multi-turn items are played turn by turn with the bot's own "
            "replies as history.", ""]
     missing = [TITLES.get(k, k) for k in SECTIONS if k not in raw["sections"]]
     if missing:
         doc += [f"**Not measured in this run:** {'; '.join(missing)} (`--sections`). Those sections are absent below; "
-                "a full `make eval` measures all three.", ""]
+                "a full `make eval` measures all five.", ""]
     if raw.get("quick") or raw.get("limit"):
         flags = " ".join(f for f, on in (("--quick", raw.get("quick")), (f"--limit {raw.get('limit')}", raw.get("limit"))) if on)
         doc += [f"**Smoke run** (`{flags}`): small samples, not numbers of record.", ""]

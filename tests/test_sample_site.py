@@ -412,6 +412,33 @@ def test_informal_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> N
     assert len(multi) >= 15 and sum(not i["answerable"] for i in multi) <= 3
 
 
+@pytest.mark.parametrize(("name", "single_id", "multi_id"),
+                         [("informal_holdout.jsonl", r"H\d{2}", r"HM\d{2}"), ("informal_final.jsonl", r"F\d{2}", r"FM\d{2}")])
+def test_blind_sets_schema_and_gold_spans(site_texts: dict[str, str], name: str, single_id: str, multi_id: str) -> None:
+    """The blind sets A and B (tests/data/eval/README.md): same format as informal.jsonl, every gold span verbatim on
+    one of the item's pages, every multi-turn item answerable and carrying only user turns."""
+    items = _load(name)
+    assert len({i["id"] for i in items}) == len(items)
+    single = [i for i in items if "conversation" not in i]
+    multi = [i for i in items if "conversation" in i]
+    for item in items:
+        assert {"id", "query", "category", "relevant_urls", "reference_answer", "answers", "answerable"} <= set(item)
+        assert item["category"] in {"fakta", "prosedur", "daftar", "tidak_terjawab", "lanjutan"}, item
+        assert (item["category"] == "tidak_terjawab") == (not item["answerable"]), item
+        if not item["answerable"]:
+            assert item["answers"] == [] and item["relevant_urls"] == [], item
+            continue
+        assert 1 <= len(item["answers"]) <= 3 and item["relevant_urls"], item
+        for url in item["relevant_urls"]:
+            assert url.startswith("/") and url in site_texts, (item["id"], url)
+        for span in item["answers"]:
+            assert any(_norm(span) in site_texts[url] for url in item["relevant_urls"]), (item["id"], span)
+    assert all(re.fullmatch(single_id, i["id"]) for i in single)
+    assert all(re.fullmatch(multi_id, i["id"]) and i["answerable"] for i in multi)
+    assert all({t["role"] for t in i["conversation"]} == {"user"} for i in multi)
+    assert len(single) == 45 and sum(not i["answerable"] for i in single) == 12 and len(multi) == 10
+
+
 def test_constraint_questions_match_the_site(crawl: Crawl) -> None:
     courses, lecturers = _curriculum(crawl), _lecturers(crawl)
     checked = 0
