@@ -11,7 +11,7 @@ from generation.text import QUESTION_WORDS, STOPWORDS, content_words, normalize,
 from generation.types import Source
 
 __all__ = [
-    "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "compose_answer", "disagree_by_year", "display", "newest_first",
+    "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "combine_parts", "compose_answer", "disagree_by_year", "display", "newest_first",
     "whole_date",
 ]
 
@@ -146,3 +146,41 @@ def compose_answer(
                 lead = f"{label}: {lead}"
             return f"{lead}.\n{body}", sources
     return body, sources
+
+
+_CITATION = re.compile(r"\[(\d+)\]")
+
+
+def _cited_pieces(text: str) -> list[str]:
+    """The pieces of a reply, each up to and with its citation marker (the last piece may have none)."""
+    return [p.strip() for p in re.findall(r"[^\[]*?\[\d+\]|[^\[]+$", text, re.DOTALL) if p.strip()]
+
+
+def combine_parts(parts: Sequence[tuple[str, dict]]) -> dict:
+    """One reply to a message of several questions (generation.text.split_questions): each answered part in order
+    with its citations renumbered over the merged sources, and a line for each part not found on the site. When no
+    part was answered, the first part's abstention stands, as for a single question."""
+    answered = [r for _, r in parts if not r["abstained"]]
+    if not answered:
+        return parts[0][1]
+    texts: list[str] = []
+    sources: list[Source] = []
+    for question, r in parts:
+        if r["abstained"]:
+            texts.append(f'Untuk pertanyaan "{question.strip()}", saya belum menemukan informasinya di situs program studi.')
+            continue
+        number: dict[int, int] = {}
+        for k, source in enumerate(r["sources"], 1):
+            if source not in sources:
+                sources.append(source)
+            number[k] = sources.index(source) + 1
+        text = _CITATION.sub(lambda m: f"[{number.get(int(m.group(1)), int(m.group(1)))}]", r["answer"])
+        # what an earlier part already said (both parts found the same sentence) is not said twice
+        said = {normalize(c) for t in texts for c in _cited_pieces(t)}
+        fresh = [c for c in _cited_pieces(text) if normalize(c) not in said]
+        if fresh:
+            texts.append(" ".join(fresh) if len(fresh) < len(_cited_pieces(text)) else text)
+    first = answered[0]
+    return {**first, "answer": "\n\n".join(texts), "sources": tuple(sources),
+            "confidence": min(float(r["confidence"]) for r in answered),
+            "iterations": sum(int(r["iterations"]) for _, r in parts)}

@@ -26,6 +26,7 @@ from generation.answer_type import expected_type, expected_unit, is_list_questio
 from generation.calibration import DEFAULT_MODEL_PATH, Calibrator
 from generation.compose import (
     abstain_text,
+    combine_parts,
     compose_answer,
     disagree_by_year,
     display,
@@ -58,7 +59,7 @@ from generation.support import (
     within_stated_bounds,
 )
 from generation.telemetry import TelemetryWriter
-from generation.text import normalize, sentences, strip_clitics, words
+from generation.text import normalize, sentences, split_aside, split_questions, strip_clitics, words
 from generation.types import Answer, Generation, Source, Trace
 
 __all__ = ["ABSTENTION_MODES", "AnswerPipeline", "PipelineConfig", "StopReason"]
@@ -290,7 +291,11 @@ class AnswerPipeline:
         started = time.perf_counter()
         trace = Trace(trace_id=uuid.uuid4().hex[:16], query=question)
         try:
-            result = await self._answer(question, list(history)[-self.config.history_window :], trace, on_position)
+            parts = split_questions(question)
+            if len(parts) > 1:
+                result = await self._answer_parts(parts, list(history), trace, on_position)
+            else:
+                result = await self._answer(question, list(history)[-self.config.history_window :], trace, on_position)
         except asyncio.CancelledError:
             raise
         total = (time.perf_counter() - started) * 1000
@@ -341,6 +346,26 @@ class AnswerPipeline:
         return list(turn.ev.sentences), list(turn.ev.components), list(turn.ev.scores)
 
     # -- the stages ------------------------------------------------------------------------------------------------
+    async def _answer_parts(
+        self,
+        parts: Sequence[str],
+        history: list[Any],
+        trace: Trace,
+        on_position: Callable[[int], Awaitable[None]] | None,
+    ) -> dict[str, Any]:
+        """A message of several questions (generation.text.split_questions): each part answered in turn with the
+        parts before it and their replies as history, so "pembinanya siapa" follows "ada klub catur?" as a
+        follow-up would; then one reply (compose.combine_parts)."""
+        from storage.models import Message
+
+        done: list[tuple[str, dict[str, Any]]] = []
+        for k, part in enumerate(parts):
+            trace.add("part", index=k + 1, of=len(parts), question=part)
+            result = await self._answer(part, history[-self.config.history_window :], trace, on_position if k == 0 else None)
+            done.append((part, result))
+            history = [*history, Message(role="user", text=part), Message(role="assistant", text=result["answer"])]
+        return combine_parts(done)
+
     async def _answer(
         self,
         question: str,
@@ -390,6 +415,10 @@ class AnswerPipeline:
             turn.trace.add("sanitize", removed=True, kept=turn.clean)
         if not turn.clean or not any(ch.isalnum() for ch in turn.clean):
             return self._abstain(turn, StopReason.ABSTAIN_EMPTY_QUERY)
+        question, aside = split_aside(turn.clean)
+        if aside:  # who the student is or why they ask: not words the page must hold, nor what to search for
+            turn.trace.add("aside", removed=aside, question=question)
+            turn.clean = question
         turn.index = await self._run(self._retriever)  # IndexManager.current() may reload from disk
         if turn.index is None:
             return self._abstain(turn, StopReason.ABSTAIN_NO_INDEX)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, strip_clitics, words
+from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, split_aside, strip_clitics, words
 from retrieval.aliases import HONORIFICS
 from retrieval.normalize import GLOSSARY, full_academic_years
 
@@ -105,7 +105,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
         if role == "assistant" and not previous and not reply:
             reply = text
         if role == "user" and text and text != question.strip():
-            previous, earlier = text, msgs[:i]
+            previous, earlier = split_aside(text)[0], msgs[:i]  # the earlier question without its aside
             break
     if not previous:
         return FollowUp(question, False)
@@ -166,8 +166,8 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     for k, w in enumerate(prev_words):
         if w in own_words and not _is_number(w):
             continue
-        if k in replaced:
-            continue
+        if k in replaced or _other_facet_value(w, own_words):
+            continue  # "kalo yang semester 6?" drops the 5; "yg pilihan?" drops "wajib"
         if new_attribute and (w in ATTRIBUTE_WORDS or w in prev_attributes) and w not in own_words:
             continue  # a new attribute replaces the old one ("emailnya?" after "… ruangannya?")
         topic.append(numbers.get(w, w))
@@ -258,6 +258,20 @@ def _replaced_numbers(prev_words: list[str], restated: set[str], question: str) 
     return out
 
 
+# Facets whose values exclude one another: a follow-up that names one value ("yg pilihan?") replaces the value the
+# previous question named ("matkul wajib …"). Academic facets written for this project.
+FACETS: tuple[frozenset[str], ...] = tuple(frozenset(f.split()) for f in (
+    "wajib pilihan", "ganjil genap", "pagi siang sore malam", "d3 s1 s2 s3", "daring luring online offline",
+    "reguler internasional", "teori praktikum", "negeri swasta",
+))
+
+
+def _other_facet_value(word: str, own_words: set[str]) -> bool:
+    """``word`` is a facet value and the follow-up names another value of the same facet."""
+    w = _key(word)
+    return any(w in facet and any(_key(o) in facet - {w} for o in own_words) for facet in FACETS)
+
+
 def _key(word: str) -> str:
     """A word for matching a follow-up against the previous question: lower case, clitic off, shorthand spelled
     out when it is one word ("smt" → "semester")."""
@@ -342,7 +356,9 @@ def _person(reply: str) -> list[str]:
     """The words of the first person the previous answer names (at most four), or [] when it names no one;
     field labels before the name ("Ruang", "Email") are not part of it."""
     first = reply.splitlines()[0] if reply else ""
-    found = [m for rx in (_TITLED, _INTRODUCED) for m in rx.finditer(first)]
+    # a name with an academic title is a person for certain; a capitalised phrase after "oleh" may be a role
+    # ("oleh Ketua Program Studi, Rina …"), so it counts only when no titled name is given
+    found = list(_TITLED.finditer(first)) or list(_INTRODUCED.finditer(first))
     if not found:
         return []
     m = min(found, key=lambda m: m.start(1))

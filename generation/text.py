@@ -18,6 +18,8 @@ __all__ = [
     "content_words",
     "normalize",
     "sentences",
+    "split_aside",
+    "split_questions",
     "words",
 ]
 
@@ -164,3 +166,115 @@ def sentences(text: str) -> list[str]:
 def strip_clitics(text: str) -> str:
     """The text with "-nya" / "-lah" / "-kah" clitics removed from its words ("emailnya?" → "email?")."""
     return _WORD.sub(lambda m: _strip_suffix(m.group(0)) if m.group(0).lower() not in STOPWORDS else m.group(0), text)
+
+
+# --- asides: what a student says about themselves or why they ask ------------------------------------------------
+# Students explain themselves around the question ("… tanggal berapa? mau mudik soalnya", "aku anak farmasi, boleh
+# ikut …?"). Those words are not what the page must contain: a page that gives the date does not say "mudik". Word
+# classes written for this project (Indonesian grammar: wh-words, yes/no tails, first-person pronouns, reason and
+# purpose conjunctions), each with its colloquial spellings from the lexicon.
+_WH = frozenset("apa apakah apaan siapa siapakah kapan kapankah dimana mana manakah bagaimana berapa berapakah "
+                "mengapa kenapa".split())
+_WH_WORDS = _WH | frozenset(w for w in colloquial_spellings(_WH) if len(w) >= 3)
+_YES_NO = frozenset("tidak belum bukan".split())
+_YES_NO_TAILS = _YES_NO | frozenset(w for w in colloquial_spellings(_YES_NO) if len(w) >= 2)
+_SELF = frozenset("aku saya gue".split())
+_SELF_WORDS = _SELF | frozenset(w for w in colloquial_spellings(_SELF) if len(w) >= 2)
+_REASON = frozenset("karena sebab supaya agar biar soalnya mau ingin pengen pingin".split())
+_REASON_WORDS = _REASON | frozenset(w for w in colloquial_spellings(_REASON) if len(w) >= 2) | {"soale", "pgn"}
+_CHAT_REASON = frozenset("biar soalnya soale".split())
+_PURPOSE = frozenset("buat untuk utk".split())  # "for …": an aside only after a finished question
+_PARTICLES = frozenset("ya sih dong kak min aja saja nih deh kah yah gan".split())
+# an acknowledgement of the previous reply before the next question ("oke siap.", "baik makasih,")
+_ACK = frozenset("oke ok okay sip siap baik noted mantap makasih terima kasih thanks".split()) | FILLERS
+_CLAUSE_BREAK = re.compile(r"(\s*[?!]+\s*|\s*,\s*|\.\s+|\s*\n+\s*)")
+
+
+def _is_question(clause: str, separator: str) -> bool:
+    ws = words(clause)
+    if "?" in separator or any(w in _WH_WORDS for w in ws):
+        return True
+    tail = [w for w in ws if w not in _PARTICLES]
+    return bool(tail) and tail[-1] in _YES_NO_TAILS
+
+
+def _is_aside(clause: str, after_question: bool) -> bool:
+    ws = words(clause)
+    if not ws:
+        return False
+    first = ws[0]
+    return (all(w in _ACK for w in ws) or first in _SELF_WORDS or first in _REASON_WORDS or ws[-1] in {"soalnya", "soale"}
+            or (after_question and first in _PURPOSE))
+
+
+def _split_inside(clause: str) -> tuple[str, str]:
+    """A question with its reason run on without punctuation ("… apa ya mau konfirmasi …"): the reason starts at a
+    reason word right after a wh-word (and its particles) that has the topic before it."""
+    tokens = clause.split()
+    low = [t.lower().strip("?!.,") for t in tokens]
+    for i, w in enumerate(low):
+        if i == 0 or w not in _WH_WORDS:
+            continue
+        j = i + 1
+        while j < len(low) and low[j] in _PARTICLES:
+            j += 1
+        if j < len(low) and low[j] in _REASON_WORDS and not any(x in _WH_WORDS for x in low[j:]):
+            return " ".join(tokens[:j]), " ".join(tokens[j:])
+        # a chat reason word further on ("… brp persen biar aman"); the formal "karena"/"agar" may belong to the
+        # question itself ("runtuh karena apa")
+        for j in range(i + 1, len(low)):
+            if low[j] in _CHAT_REASON and not any(x in _WH_WORDS for x in low[j:]):
+                return " ".join(tokens[:j]), " ".join(tokens[j:])
+        return clause, ""
+    return clause, ""
+
+
+def split_aside(question: str) -> tuple[str, str]:
+    """(the question, the aside): the clauses in which a student says who they are ("aku anak farmasi") or why
+    they ask ("mau mudik soalnya", "buat daftar beasiswa") split off the question. A clause with a question word,
+    a question mark or a yes/no tail ("… gak?") is never an aside, and nothing is split off when no content word
+    would be left; then the aside is empty and the question comes back unchanged."""
+    parts = _CLAUSE_BREAK.split(question)
+    clauses = [(parts[k], parts[k + 1] if k + 1 < len(parts) else "") for k in range(0, len(parts), 2)]
+    kept: list[str] = []
+    aside: list[str] = []
+    seen_question = False
+    for text, sep in clauses:
+        if not text.strip():
+            kept.append(text + sep)
+            continue
+        if _is_question(text, sep):
+            core, rest = _split_inside(text)
+            kept.append(core + (sep if not rest else ""))
+            if rest:
+                aside.append(rest)
+            seen_question = True
+        elif _is_aside(text, seen_question):
+            aside.append(text.strip())
+        else:
+            kept.append(text + sep)
+    core = "".join(kept).strip().rstrip(",").strip()
+    if not aside or not content_words(core):
+        return question, ""
+    return core, " ".join(aside)
+
+
+MAX_PARTS = 3  # more question marks than this is not a list of questions to answer one by one
+
+
+def split_questions(message: str) -> list[str]:
+    """The questions of a message that asks more than one ("ada klub catur? pembinanya siapa"), each to be answered
+    in turn with the ones before it as context. A part starts after a question mark or a line break, and only where
+    a question with a content word of its own begins; anything else (an aside, a greeting) stays with the question
+    before it. One part (the message itself) when there is only one such question, or more than MAX_PARTS."""
+    pieces = [p for p in re.split(r"(?<=\?)\s+|\s*\n+\s*", message.strip()) if p.strip()]
+    parts: list[str] = []
+    for piece in pieces:
+        starts = _is_question(piece, "?" if piece.rstrip().endswith("?") else "") and bool(content_words(piece))
+        if parts and (not starts or not content_words(parts[-1])):
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    if len(parts) < 2 or len(parts) > MAX_PARTS:
+        return [message]
+    return parts

@@ -25,7 +25,8 @@ built from four sources:
    the support check can weigh it as the answer-type or function word it is.
 4. **Vocabulary-driven repairs** of a word the index does not know (each only when the result is known):
    elongations collapsed ("bangettt" → "banget"), a clitic removed ("syaratnya" → "syarat"), and for words of at
-   least five letters one omitted letter, one extra letter or two swapped neighbours ("jdwal" → "jadwal"), only
+   least five letters one omitted letter, one extra letter or two swapped neighbours ("jdwal" → "jadwal"), and for
+   words of seven letters or more one mistyped letter other than the first ("koordinatir" → "koordinator"), only
    when exactly one known word is that close (ties broken by document frequency, a remaining tie → unchanged),
    and never for a word of PySastrawi's root dictionary ("kuota" is no slip of "kota"); a loanword without the
    apostrophe or hyphen the site writes ("mahad" → "ma'had"); a clitic off a two-letter shorthand ("ipnya" → "ip").
@@ -135,9 +136,14 @@ GLOSSARY: dict[str, str] = {
     "sy": "saya",
 }
 
-# Discourse particles, vocatives and greetings that carry nothing a page could match. Written for this project:
-# the chat particles and forms of address students put around a question ("min" = admin, "kak" = kakak).
-FILLERS = frozenset("dong sih deh nih kok ya yah yaa kak kakak min mimin gan sis bro halo hai hallo hi".split())
+# Discourse particles, vocatives, greetings and acknowledgements that carry nothing a page could match. Written for
+# this project: the chat particles and forms of address students put around a question ("min" = admin, "kak" =
+# kakak), the greetings they open with ("permisi", "assalamualaikum") and the acknowledgements with which a next
+# question follows a reply ("oke makasih, btw …").
+FILLERS = frozenset(
+    """dong sih deh nih kok ya yah yaa kak kakak min mimin gan sis bro halo hai hallo hi permisi punten
+    assalamualaikum assalamu'alaikum oke ok okay okey oce sip btw oiya thanks thx makasih makasi""".split()
+)
 
 # Function words: a lexicon mapping onto these is allowed even when the site does not use them. The analyzer's
 # stopwords plus formal function words and question words written for this project.
@@ -607,6 +613,10 @@ class QueryNormalizer:
             candidates.add(word[:k] + word[k + 1 :])
         for k in range(len(word) - 1):  # two neighbours swapped
             candidates.add(word[:k] + word[k + 1] + word[k] + word[k + 2 :])
+        if len(word) >= 7:  # one letter mistyped, not the first ("koordinatir" → "koordinator")
+            for k in range(1, len(word)):
+                for ch in _ALPHABET:
+                    candidates.add(word[:k] + ch + word[k + 1 :])
         candidates.discard(word)
         found = sorted(((self.vocabulary.get(c, 0), c) for c in candidates
                         if c in self.vocabulary and len(c) >= 4), reverse=True)

@@ -13,7 +13,9 @@ from retrieval.normalize import load_lexicon, resolve_formal
     "filler",
     ["dong", "ya", "sih", "min", "kak", "deh", "nih", "kok", "apa aja", "gimana", "mau nanya", "halo",
      # colloquial spellings from the lexicon
-     "gmn", "gmna", "aja", "kpn", "brp", "yg", "gak", "ga", "kalo", "klo", "nanya", "donk", "dech", "knp", "udh"],
+     "gmn", "gmna", "aja", "kpn", "brp", "yg", "gak", "ga", "kalo", "klo", "nanya", "donk", "dech", "knp", "udh",
+     # greetings and acknowledgements around a next question
+     "permisi", "assalamualaikum", "oke", "sip", "btw", "makasih", "thx"],
 )
 def test_filler_is_not_an_anchor(filler):
     assert anchors(f"{filler} syarat wisuda {filler}") == ["syarat", "wisuda"]

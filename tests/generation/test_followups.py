@@ -36,6 +36,15 @@ def test_reply_names_are_carried_when_the_reply_named_the_person_asked_for():
     assert {"email", "rina", "wulandari"} <= got or {"emailnya", "rina", "wulandari"} <= got, r.query
 
 
+def test_a_titled_name_is_the_person_even_after_a_role_introduced_by_oleh():
+    # "… dipimpin oleh Ketua Jurusan, Hendra Gunawan, M.T.": the role before the name is not the person
+    r = _ask("ruangannya dmn?", ("siapa ketua jurusan kimia?",
+                                 "Wisuda periode Maret diikuti 40 mahasiswa yang dipimpin oleh Ketua Jurusan, "
+                                 "Hendra Gunawan, M.T. [1]"))
+    got = _words(r.query)
+    assert {"hendra", "gunawan"} <= got, r.query
+
+
 def test_reply_names_are_not_carried_when_the_reply_named_no_person():
     # a "siapa" question whose reply names no one did not answer it: nothing of the reply is carried
     r = _ask("emailnya?", ("siapa pembina klub robotik?", "Klub ini terbuka bagi mahasiswa Kelas Malam."))
@@ -93,6 +102,19 @@ def test_a_restated_decimal_value_replaces_the_old_one():
     r = _ask("kalo ipnya 2,5?", ("ip semester ku 3,4 boleh ambil berapa sks", ABSTAINED))
     got = _words(r.query)
     assert {"ip", "2,5", "sks"} <= got and not ({"3,4", "3", "4", "ipnya"} & got), r.query
+
+
+def test_another_value_of_the_same_facet_replaces_the_old_one():
+    # "pilihan" after "wajib", "genap" after "ganjil", "malam" after "pagi": one value of a facet replaces the other
+    r = _ask("yg pilihan nya?", ("matkul wajib semester 3 apa aja", "Mata kuliah semester 3, wajib (2): …"))
+    got = _words(r.query)
+    assert {"pilihan", "semester", "3"} <= got and "wajib" not in got, r.query
+    r = _ask("kalo yang genap?", ("jadwal uas ganjil kapan", "UAS ganjil: 5–16 Januari 2026 [1]"))
+    got = _words(r.query)
+    assert {"genap", "uas"} <= got and "ganjil" not in got, r.query
+    r = _ask("kalo kelas malam?", ("kuliah kelas pagi mulai jam brp", ABSTAINED))
+    got = _words(r.query)
+    assert "malam" in got and "pagi" not in got, r.query
 
 
 def test_a_two_digit_academic_year_range_is_carried_as_one_year_range():

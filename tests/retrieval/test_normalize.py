@@ -139,6 +139,9 @@ def test_typo_correction_against_the_vocabulary(normalizer, vocabulary):
     assert normalizer.normalize("jadwall seminar") == "jadwal seminar"  # one too many
     assert normalizer.normalize("jawdal seminar") == "jadwal seminar"  # two swapped
     assert normalizer.normalize("jdwall seminar") == "jdwall seminar"  # two slips: unchanged
+    assert normalizer.normalize("jadwal semimar") == "jadwal seminar"  # one letter mistyped (seven letters or more)
+    assert normalizer.normalize("jadwal zeminar") == "jadwal zeminar"  # … but never the first
+    assert normalizer.normalize("jadwel seminar") == "jadwel seminar"  # … nor in a shorter word
     assert normalizer.normalize("ktua prodi").startswith("ktua")  # shorter than five letters: unchanged
     no_typos = QueryNormalizer(vocabulary=vocabulary, typo_correction=False)
     assert no_typos.normalize("jdwal seminar") == "jdwal seminar"
