@@ -18,9 +18,8 @@ MONTHS = (
 ).split()
 DAYS = "senin selasa rabu kamis jumat jum'at sabtu minggu ahad".split()
 _TIME_WORDS = "pagi siang sore malam awal akhir setiap tiap ganjil genap tahun bulan pekan tanggal".split()
-_PERSON = re.compile(
+_TITLE = re.compile(
     r"\b(Dr|Prof|Ir|Drs|Dra|Hj?)\.\s|\b[MS]\.\s?(Kom|T|Si|Sc|Cs|Pd|Eng|Ag)\b|\bPh\.D\b|\b(Bapak|Ibu|Pak|Bu)\s+[A-Z]"
-    r"|(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\s+[A-Z][a-z]{2,}"
 )
 _MONEY = re.compile(r"\brp\.?\s?\d|\brupiah\b|\b\d{1,3}(\.\d{3})+\b|\bjuta\b|\bribu\b|\bgratis\b|\bbebas\b|\bpembebasan\b",
                     re.IGNORECASE)
@@ -43,6 +42,29 @@ def expected_type(question: str) -> str | None:
     return None
 
 
+# A time is written as a year ("2024", "tahun 988"), a clock time ("07.30"), a date ("12/3"), an amount of a time unit
+# ("3 hari", "2 semester"), an ordinal period ("semester 7", "abad ke-19"), a decade ("90-an"), or in words (month,
+# day, time-of-day words). A bare number is not one: "144 SKS" does not say when.
+_TIME_NUMBER = re.compile(
+    r"\b(?:1\d{3}|20\d{2})(?:-?an)?\b|\b\d{1,2}[.:]\d{2}\b|\b\d{1,2}[/-]\d{1,2}\b|\b\d+-an\b"
+    r"|\b\d+\s*(?:detik|menit|jam|hari|minggu|pekan|bulan|tahun|abad|semester|dekade|windu|masehi|sm|m)\b"
+    r"|\b(?:abad|semester|tahun|minggu|hari|bulan|pekan|dekade|tanggal|angkatan|periode|gelombang|tahap)\s+(?:ke-?\s*)?\d+"
+    r"|\b(?:pada|sekitar|sejak|hingga|sampai|antara|tahun)\s+\d{3,4}\b|\b\d{3,4}\s*[–-]\s*\d{3,4}\b",
+    re.IGNORECASE,
+)
+# A name: a capitalised word that is no Indonesian word (PySastrawi's root dictionary: "Teknik Informatika",
+# "Periode Agustus" are not names, "Supriyono", "DiGiovanni" are), besides titles and "oleh …".
+_CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}\b")
+
+
+def _names_someone(text: str) -> bool:
+    from retrieval.analyzer import is_dictionary_word
+
+    if _TITLE.search(text) or re.search(r"\boleh\s+\w+", text.lower()):
+        return True
+    return any(not is_dictionary_word(m.group(0).lower()) for m in _CAPITALISED.finditer(text))
+
+
 def type_ok(kind: str | None, text: str) -> bool:
     if kind is None:
         return True
@@ -53,11 +75,10 @@ def type_ok(kind: str | None, text: str) -> bool:
     if kind == "number":
         return has_digit or any(re.search(rf"\b{w}\b", low) for w in _NUMBER_WORDS)
     if kind == "time":
-        return has_digit or any(re.search(rf"\b{w}\b", low) for w in (*MONTHS, *DAYS, *_TIME_WORDS))
+        return bool(_TIME_NUMBER.search(text)) or any(re.search(rf"\b{w}\b", low) for w in (*MONTHS, *DAYS, *_TIME_WORDS))
     if kind == "person":
-        # a name or title, a capitalised word past the first one, or an agent phrase ("dimainkan oleh seorang dalang")
-        tail = text.split(None, 1)[1] if len(text.split()) > 1 else ""
-        return bool(_PERSON.search(text) or re.search(r"\b[A-Z][a-z]{2,}", tail) or re.search(r"\boleh\s+\w+", low))
+        # a title, a name, or an agent phrase ("dimainkan oleh seorang dalang")
+        return _names_someone(text)
     return True
 
 

@@ -25,6 +25,18 @@ from generation.facts_render import facts_usable, render_facts
         ("komunitas robotika kumpul hari apa", "Jadwal kegiatan: setiap Rabu pukul 15.00", True),
         ("komunitas robotika kumpul hari apa", "Komunitas ini mengirim tim ke kontes robot nasional.", False),
         ("beasiswa dibuka bulan apa", "Pendaftaran dibuka pada Maret setiap tahun.", True),
+        # a bare number is no time; a year, a clock time, a date, an amount of time or an ordinal period is
+        ("Kapan sidang skripsi?", "Sidang skripsi mensyaratkan lulus 138 SKS.", False),
+        ("Kapan batas bayar?", "Hubungi bagian keuangan di (0321) 774411.", False),
+        ("Kapan kantor buka?", "Layanan buka 08.00–15.30.", True),
+        ("Kapan menara itu dibangun?", "Menara itu dibangun pada 988 oleh raja setempat.", True),
+        ("Kapan ambil magang?", "Magang diambil di semester 6.", True),
+        ("Kapan wisuda?", "Wisuda berlangsung 3 hari.", True),
+        # a name is a titled name, a capitalised word that is no Indonesian word, or "oleh …"
+        ("Siapa ketua himpunan?", "Himpunan Mahasiswa Teknik Kimia mengadakan Musyawarah Besar.", False),
+        ("Siapa juara lomba?", "Lomba Periode Agustus", False),
+        ("Siapa juara lomba?", "Juara pertama diraih Wiratmoko dari kelas B.", True),
+        ("Siapa gitarisnya?", "Gitarisnya kini McAllister.", True),
     ],
 )
 def test_answer_type(question, sentence, ok):
