@@ -52,8 +52,8 @@ _TIME_NUMBER = re.compile(
     r"|\b(?:pada|sekitar|sejak|hingga|sampai|antara|tahun)\s+\d{3,4}\b|\b\d{3,4}\s*[–-]\s*\d{3,4}\b",
     re.IGNORECASE,
 )
-# A name: a capitalised word that is no Indonesian word (PySastrawi's root dictionary: "Teknik Informatika",
-# "Periode Agustus" are not names, "Supriyono", "DiGiovanni" are), besides titles and "oleh …".
+# A name: a capitalised word that is no Indonesian word (PySastrawi's root dictionary: "Teknik Kimia", "Lomba
+# Periode Maret" are not names, "Wiratmoko", "McAllister" are), besides titles and "oleh …".
 _CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}\b")
 
 

@@ -177,9 +177,10 @@ def combine_parts(parts: Sequence[tuple[str, dict]]) -> dict:
         text = _CITATION.sub(lambda m: f"[{number.get(int(m.group(1)), int(m.group(1)))}]", r["answer"])
         # what an earlier part already said (both parts found the same sentence) is not said twice
         said = {normalize(c) for t in texts for c in _cited_pieces(t)}
-        fresh = [c for c in _cited_pieces(text) if normalize(c) not in said]
+        pieces = _cited_pieces(text)
+        fresh = [c for c in pieces if normalize(c) not in said]
         if fresh:
-            texts.append(" ".join(fresh) if len(fresh) < len(_cited_pieces(text)) else text)
+            texts.append(" ".join(fresh) if len(fresh) < len(pieces) else text)
     first = answered[0]
     return {**first, "answer": "\n\n".join(texts), "sources": tuple(sources),
             "confidence": min(float(r["confidence"]) for r in answered),

@@ -354,7 +354,7 @@ class AnswerPipeline:
         on_position: Callable[[int], Awaitable[None]] | None,
     ) -> dict[str, Any]:
         """A message of several questions (generation.text.split_questions): each part answered in turn with the
-        parts before it and their replies as history, so "pembinanya siapa" follows "ada klub catur?" as a
+        parts before it and their replies as history, so "pelatihnya siapa" follows "ada klub catur?" as a
         follow-up would; then one reply (compose.combine_parts)."""
         from storage.models import Message
 

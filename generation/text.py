@@ -182,10 +182,11 @@ _SELF = frozenset("aku saya gue".split())
 _SELF_WORDS = _SELF | frozenset(w for w in colloquial_spellings(_SELF) if len(w) >= 2)
 _REASON = frozenset("karena sebab supaya agar biar soalnya mau ingin pengen pingin".split())
 _REASON_WORDS = _REASON | frozenset(w for w in colloquial_spellings(_REASON) if len(w) >= 2) | {"soale", "pgn"}
-_CHAT_REASON = frozenset("biar soalnya soale".split())
+_TRAILING_REASON = frozenset({"soalnya", "soale"})  # "… mau mudik soalnya": the reason word ends the clause
+_CHAT_REASON = _TRAILING_REASON | {"biar"}
 _PURPOSE = frozenset("buat untuk utk".split())  # "for …": an aside only after a finished question
 _PARTICLES = frozenset("ya sih dong kak min aja saja nih deh kah yah gan".split())
-# an acknowledgement of the previous reply before the next question ("oke siap.", "baik makasih,")
+# an acknowledgement of the previous reply before the next question ("oke sip.", "baik makasih,")
 _ACK = frozenset("oke ok okay sip siap baik noted mantap makasih terima kasih thanks".split()) | FILLERS
 _CLAUSE_BREAK = re.compile(r"(\s*[?!]+\s*|\s*,\s*|\.\s+|\s*\n+\s*)")
 
@@ -203,7 +204,7 @@ def _is_aside(clause: str, after_question: bool) -> bool:
     if not ws:
         return False
     first = ws[0]
-    return (all(w in _ACK for w in ws) or first in _SELF_WORDS or first in _REASON_WORDS or ws[-1] in {"soalnya", "soale"}
+    return (all(w in _ACK for w in ws) or first in _SELF_WORDS or first in _REASON_WORDS or ws[-1] in _TRAILING_REASON
             or (after_question and first in _PURPOSE))
 
 
@@ -263,7 +264,7 @@ MAX_PARTS = 3  # more question marks than this is not a list of questions to ans
 
 
 def split_questions(message: str) -> list[str]:
-    """The questions of a message that asks more than one ("ada klub catur? pembinanya siapa"), each to be answered
+    """The questions of a message that asks more than one ("ada klub catur? pelatihnya siapa"), each to be answered
     in turn with the ones before it as context. A part starts after a question mark or a line break, and only where
     a question with a content word of its own begins; anything else (an aside, a greeting) stays with the question
     before it. One part (the message itself) when there is only one such question, or more than MAX_PARTS."""

@@ -26,7 +26,7 @@ built from four sources:
 4. **Vocabulary-driven repairs** of a word the index does not know (each only when the result is known):
    elongations collapsed ("bangettt" → "banget"), a clitic removed ("syaratnya" → "syarat"), and for words of at
    least five letters one omitted letter, one extra letter or two swapped neighbours ("jdwal" → "jadwal"), and for
-   words of seven letters or more one mistyped letter other than the first ("koordinatir" → "koordinator"), only
+   words of seven letters or more one mistyped letter other than the first ("pendaftarun" → "pendaftaran"), only
    when exactly one known word is that close (ties broken by document frequency, a remaining tie → unchanged),
    and never for a word of PySastrawi's root dictionary ("kuota" is no slip of "kota"); a loanword without the
    apostrophe or hyphen the site writes ("mahad" → "ma'had"); a clitic off a two-letter shorthand ("ipnya" → "ip").
@@ -613,7 +613,7 @@ class QueryNormalizer:
             candidates.add(word[:k] + word[k + 1 :])
         for k in range(len(word) - 1):  # two neighbours swapped
             candidates.add(word[:k] + word[k + 1] + word[k] + word[k + 2 :])
-        if len(word) >= 7:  # one letter mistyped, not the first ("koordinatir" → "koordinator")
+        if len(word) >= 7:  # one letter mistyped, not the first ("pendaftarun" → "pendaftaran")
             for k in range(1, len(word)):
                 for ch in _ALPHABET:
                     candidates.add(word[:k] + ch + word[k + 1 :])
