@@ -174,7 +174,7 @@ def combine_parts(parts: Sequence[tuple[str, dict]]) -> dict:
             if source not in sources:
                 sources.append(source)
             number[k] = sources.index(source) + 1
-        text = _CITATION.sub(lambda m: f"[{number.get(int(m.group(1)), int(m.group(1)))}]", r["answer"])
+        text = _CITATION.sub(lambda m, number=number: f"[{number.get(int(m.group(1)), int(m.group(1)))}]", r["answer"])
         # what an earlier part already said (both parts found the same sentence) is not said twice
         said = {normalize(c) for t in texts for c in _cited_pieces(t)}
         pieces = _cited_pieces(text)
