@@ -37,6 +37,10 @@ from generation.facts_render import facts_usable, render_facts
         ("Siapa juara lomba?", "Lomba Periode Agustus", False),
         ("Siapa juara lomba?", "Juara pertama diraih Wiratmoko dari kelas B.", True),
         ("Siapa gitarisnya?", "Gitarisnya kini McAllister.", True),
+        # an acronym in capitals names an organisation, not a person
+        ("Siapa ketua himpunan?", "Pengurus HMJ TI periode 2019 menggelar rapat kerja.", False),
+        ("Siapa pembina komunitas?", "Komunitas GDSC mengadakan pelatihan setiap semester.", False),
+        ("Siapa ketua himpunan?", "Ketua HMJ TI periode ini adalah Wiratmoko.", True),
     ],
 )
 def test_answer_type(question, sentence, ok):

@@ -239,3 +239,61 @@ def test_opening_words_without_a_clock_word_name_an_event(question):
 
     q = stems(question)
     assert not any(is_soft(a, question_stems=q) for a in q if a in ("buka", "tutup"))
+
+
+def _site(*pages: str):  # a real BM25 index and analyzer over ``pages``, as AnswerPipeline's index holds them
+    from types import SimpleNamespace
+
+    from retrieval.analyzer import Analyzer
+    from retrieval.bm25 import BM25Index
+
+    analyzer = Analyzer(stemming=True)
+    return SimpleNamespace(bm25=BM25Index.from_tokens([analyzer(p) for p in pages]), analyzer=analyzer)
+
+
+_PAGES = ("Alamat sekretariat program studi: Gedung B lantai 2, Jalan Gajayana 50.",
+          "Jadwal kegiatan komunitas robotika setiap Kamis pukul 13.00 di laboratorium.",
+          "Revisi naskah paling lama 30 hari setelah ujian skripsi.")
+
+
+@pytest.mark.parametrize(("question", "word"), [("alamat kantor prodi", "kantor"),
+                                                ("komunitas robotika kumpul hari apa", "kumpul"),
+                                                ("revisi habis ujian skripsi berapa hari", "habis")])
+def test_a_common_word_the_site_never_uses_is_a_soft_anchor(question, word):
+    """A common Indonesian word that no page of the site uses ("kantor" where the site says "sekretariat") can only
+    be paraphrased by the evidence, so its absence says nothing; on IDK-MRC tune questions such words are as frequent
+    in answerable as in unanswerable ones (docs/answers.md)."""
+    from generation.support import (
+        SOFT_ANCHOR_WEIGHT,
+        anchor_coverage,
+        corpus_weights,
+        is_soft,
+        paraphrased_anchors,
+        stem,
+    )
+
+    site = _site(*_PAGES)
+    weights = corpus_weights(site, question)
+    assert weights is not None and weights[stem(word)] == SOFT_ANCHOR_WEIGHT
+    assert not is_soft(stem(word), word)  # soft because of this site, not in general
+    assert stem(word) in paraphrased_anchors(site, question)
+    assert anchor_coverage(stems(question), text_stems(" ".join(_PAGES)), weights) > 0.8
+
+
+@pytest.mark.parametrize(("question", "word"), [("alamat sekretariat prodi wirobrajan", "wirobrajan"),
+                                                ("jadwal komunitas uinux", "uinux")])
+def test_a_name_the_site_never_uses_stays_the_heaviest_anchor(question, word):
+    """A name no page uses ("Wirobrajan" where the page is about another place) is another subject: it weighs the most."""
+    from generation.support import corpus_weights, paraphrased_anchors, stem
+
+    site = _site(*_PAGES)
+    weights = corpus_weights(site, question)
+    assert weights is not None and weights[stem(word)] == max(weights.values())
+    assert stem(word) not in paraphrased_anchors(site, question)
+
+
+def test_a_word_the_site_uses_keeps_its_rarity_weight():
+    from generation.support import SOFT_ANCHOR_WEIGHT, corpus_weights, stem
+
+    weights = corpus_weights(_site(*_PAGES), "revisi skripsi")
+    assert weights is not None and weights[stem("revisi")] > SOFT_ANCHOR_WEIGHT
