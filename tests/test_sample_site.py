@@ -376,6 +376,28 @@ def test_answers_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> No
     assert sum(bool(i.get("constraints")) for i in items) >= 6
 
 
+_ITEM_KEYS = {"id", "query", "category", "relevant_urls", "reference_answer", "answers", "answerable"}
+
+
+def _check_item(item: dict, site_texts: dict[str, str], categories: set[str], max_answers: int) -> None:
+    """One item of a student-typed set: the fields, the category against answerability, an unanswerable item with no
+    gold, and every gold span verbatim on one of the item's pages."""
+    assert _ITEM_KEYS <= set(item) <= _ITEM_KEYS | {"conversation"}, item
+    assert item["category"] in categories and item["query"].strip() and item["reference_answer"], item
+    assert isinstance(item["answerable"], bool)
+    assert (item["category"] == "tidak_terjawab") == (not item["answerable"]), item
+    if not item["answerable"]:
+        assert item["answers"] == [] and item["relevant_urls"] == [], item
+        return
+    assert 1 <= len(item["answers"]) <= max_answers and item["relevant_urls"], item
+    for url in item["relevant_urls"]:
+        assert url.startswith("/") and url in site_texts, (item["id"], url)
+    for span in item["answers"]:
+        assert span.strip() and any(_norm(span) in site_texts[url] for url in item["relevant_urls"]), (item["id"], span)
+    for turn in item.get("conversation", ()):
+        assert set(turn) == {"role", "text"} and turn["role"] == "user" and turn["text"].strip(), item["id"]
+
+
 def test_informal_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> None:
     """informal.jsonl: questions typed as students type on WhatsApp; multi-turn items carry only user turns."""
     items = _load("informal.jsonl")
@@ -384,30 +406,13 @@ def test_informal_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> N
     single = [i for i in items if "conversation" not in i]
     multi = [i for i in items if "conversation" in i]
     for item in items:
-        assert set(item) <= {"id", "query", "category", "relevant_urls", "reference_answer", "answers",
-                             "answerable", "conversation"}, item
-        assert set(item) >= {"id", "query", "category", "relevant_urls", "reference_answer", "answers",
-                             "answerable"}, item
-        assert item["category"] in categories and item["query"].strip() and item["reference_answer"], item
-        assert isinstance(item["answerable"], bool)
-        assert (item["category"] == "tidak_terjawab") == (not item["answerable"]), item
-        if not item["answerable"]:
-            assert item["answers"] == [] and item["relevant_urls"] == [], item
-            continue
-        assert 1 <= len(item["answers"]) <= 2 and item["relevant_urls"], item
-        for url in item["relevant_urls"]:
-            assert url.startswith("/") and url in site_texts, (item["id"], url)
-        for span in item["answers"]:
-            assert span.strip() and any(_norm(span) in site_texts[url] for url in item["relevant_urls"]), (
-                item["id"], span)
+        _check_item(item, site_texts, categories, max_answers=2)
     for item in single:
         assert re.fullmatch(r"I\d{2,}", item["id"]) and item["category"] != "lanjutan", item
     for item in multi:
         assert re.fullmatch(r"M\d{2,}", item["id"]), item
         assert item["category"] in ("lanjutan", "tidak_terjawab"), item
         assert 1 <= len(item["conversation"]) <= 2, item
-        for turn in item["conversation"]:
-            assert set(turn) == {"role", "text"} and turn["role"] == "user" and turn["text"].strip(), item["id"]
     assert len(single) >= 60 and sum(not i["answerable"] for i in single) >= 15
     assert len(multi) >= 15 and sum(not i["answerable"] for i in multi) <= 3
 
@@ -422,20 +427,9 @@ def test_blind_sets_schema_and_gold_spans(site_texts: dict[str, str], name: str,
     single = [i for i in items if "conversation" not in i]
     multi = [i for i in items if "conversation" in i]
     for item in items:
-        assert {"id", "query", "category", "relevant_urls", "reference_answer", "answers", "answerable"} <= set(item)
-        assert item["category"] in {"fakta", "prosedur", "daftar", "tidak_terjawab", "lanjutan"}, item
-        assert (item["category"] == "tidak_terjawab") == (not item["answerable"]), item
-        if not item["answerable"]:
-            assert item["answers"] == [] and item["relevant_urls"] == [], item
-            continue
-        assert 1 <= len(item["answers"]) <= 3 and item["relevant_urls"], item
-        for url in item["relevant_urls"]:
-            assert url.startswith("/") and url in site_texts, (item["id"], url)
-        for span in item["answers"]:
-            assert any(_norm(span) in site_texts[url] for url in item["relevant_urls"]), (item["id"], span)
+        _check_item(item, site_texts, {"fakta", "prosedur", "daftar", "tidak_terjawab", "lanjutan"}, max_answers=3)
     assert all(re.fullmatch(single_id, i["id"]) for i in single)
     assert all(re.fullmatch(multi_id, i["id"]) and i["answerable"] for i in multi)
-    assert all({t["role"] for t in i["conversation"]} == {"user"} for i in multi)
     assert len(single) == 45 and sum(not i["answerable"] for i in single) == 12 and len(multi) == 10
 
 
