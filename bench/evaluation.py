@@ -95,10 +95,9 @@ FITTED_ON: list[dict[str, Any]] = [
              "in follow-ups (2026-11-23): written for the project, each a class tested on made-up examples, but the "
              "classes were chosen after reading blind set A's misses",
      "fitted_on": ["holdout"]},
-    {"what": "Common words no chunk of the index uses as soft anchors (`support.paraphrased_anchors`) and acronyms "
-             "in capitals as no person's name (`answer_type`), added late on 2026-11-23: rules with no constant of "
-             "their own, checked on IDK-MRC tune questions, but the classes were chosen after reading the informal "
-             "set's misses",
+    {"what": "Acronyms in capitals as no person's name (`answer_type`, added late on 2026-11-23): a rule with no "
+             "constant of its own, checked on IDK-MRC tune questions, but the class was chosen after reading the "
+             "informal set's misses",
      "fitted_on": ["informal"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},

@@ -53,7 +53,6 @@ from generation.support import (
     idf_weights,
     is_number_anchor,
     is_soft,
-    paraphrased_anchors,
     split_evidence,
     stems,
     text_stems,
@@ -175,7 +174,6 @@ class _Turn:
     related: list[str] = field(default_factory=list)
     # evidence
     anchor_stems: list[str] = field(default_factory=list)
-    paraphrased: frozenset[str] = frozenset()  # common words the index never uses (soft here)
     list_q: bool = False
     kind: str | None = None
     unit: str | None = None  # the unit a "berapa" question counts in ("berapa jam")
@@ -490,7 +488,6 @@ class AnswerPipeline:
         turn.kind = None if turn.list_q else expected_type(turn.normalized)
         turn.unit = None if turn.list_q else expected_unit(turn.anchor_text)  # in formal words ("org" → "orang")
         corpus_w = await self._run(corpus_weights, turn.index, turn.anchor_text)
-        turn.paraphrased = await self._run(paraphrased_anchors, turn.index, turn.anchor_text)
         if turn.followup:
             # a follow-up asks about its own words; the carried-over topic only narrows the search
             own = set(stems(turn.normalized))
@@ -610,8 +607,7 @@ class AnswerPipeline:
         turn.type_ok = turn.list_q or type_ok(turn.kind, " ".join([turn.span or ""] + [display(c) for c in turn.chosen]))
         # each anchor's weight and where it was found: where an answer was lost, and what a refit of the soft
         # anchor weight needs (bench/fit_abstention.py)
-        anchor_table = [{"stem": a, "weight": round(weights.get(a, 1.0), 4),
-                         "soft": is_soft(a, question_stems=turn.anchor_stems) or a in turn.paraphrased,
+        anchor_table = [{"stem": a, "weight": round(weights.get(a, 1.0), 4), "soft": is_soft(a, question_stems=turn.anchor_stems),
                          "chunk": a in chunk_stems, "sentence": a in sentence_stems} for a in turn.anchor_stems]
         turn.trace.add("support", sentence=top.text, coverage_chunk=round(turn.cov_chunk, 3),
                        coverage_sentence=round(turn.cov_sentence, 3), anchors=anchor_table)

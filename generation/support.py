@@ -15,7 +15,7 @@ import numpy as np
 
 from generation.prompts import neutralize
 from generation.text import ANSWER_TYPE_WORDS, content_words, normalize, sentences
-from retrieval.analyzer import clipped_compounds, is_dictionary_word
+from retrieval.analyzer import clipped_compounds
 
 __all__ = [
     "BOUND_RATIO",
@@ -32,7 +32,6 @@ __all__ = [
     "idf_weights",
     "is_number_anchor",
     "is_soft",
-    "paraphrased_anchors",
     "soft_anchors",
     "stems",
     "text_stems",
@@ -284,9 +283,9 @@ def check_support(
     return out
 
 
-def _document_frequencies(index: object, question: str) -> tuple[int, dict[str, tuple[str, int]]] | None:
-    """(number of chunks, {content word: (stem, chunks that contain it)}) from the index's BM25 statistics; None
-    when the index has none."""
+def corpus_weights(index: object, question: str) -> dict[str, float] | None:
+    """Anchor weights from the whole index (BM25 document frequencies): "sekretaris" outweighs "informatika" on a
+    site where every page says "Teknik Informatika". None when the index has no BM25 statistics."""
     from generation.refine import ABBREVIATIONS
 
     bm25 = getattr(index, "bm25", None)
@@ -294,52 +293,21 @@ def _document_frequencies(index: object, question: str) -> tuple[int, dict[str, 
     n = int(getattr(bm25, "n_docs", 0) or 0)
     if bm25 is None or analyzer is None or n <= 0:
         return None
-    out: dict[str, tuple[str, int]] = {}
-    try:
-        for w in content_words(question):
+    out: dict[str, float] = {}
+    words = content_words(question)
+    question_stems = {stem(w) for w in words}
+    for w in words:
+        st = stem(w)
+        if is_soft(st, w, question_stems):
+            out[st] = SOFT_ANCHOR_WEIGHT
+            continue
+        try:
             df = _df(bm25, analyzer, w)
             if w in ABBREVIATIONS:  # shorthand: as common as its commonest spelling ("prodi" ~ "program studi")
                 long_df = min(_df(bm25, analyzer, x) for x in ABBREVIATIONS[w].split())
                 df = max(df, long_df)
-            out[w] = (stem(w), df)
-    except Exception:  # an index without these statistics: fall back to local weights
-        return None
-    return n, out
-
-
-def _never_used_common_word(word: str, df: int) -> bool:
-    # A common Indonesian word (PySastrawi's root dictionary) that no chunk of the index contains: the site says it
-    # some other way ("kantor" on a site that says "sekretariat", "kumpul" on one that says "kegiatan"), so evidence
-    # can only paraphrase it. A name no chunk contains ("Wirobrajan") stays a hard anchor: it is another subject. On the
-    # IDK-MRC tune questions the calibrator is fitted on (bench/fit_abstention.py: 200 answerable, 200
-    # unanswerable, 700 passages), such common words occur in 10 answerable and 10 unanswerable questions; names
-    # no passage contains in 17 answerable and 39 unanswerable ones (docs/answers.md).
-    return df == 0 and is_dictionary_word(word)
-
-
-def paraphrased_anchors(index: object, question: str) -> frozenset[str]:
-    """The stems of the question's common words that the index never uses (soft for this index, see
-    :func:`corpus_weights`)."""
-    stats = _document_frequencies(index, question)
-    if stats is None:
-        return frozenset()
-    return frozenset(st for w, (st, df) in stats[1].items() if _never_used_common_word(w, df))
-
-
-def corpus_weights(index: object, question: str) -> dict[str, float] | None:
-    """Anchor weights from the whole index (BM25 document frequencies): "sekretaris" outweighs "informatika" on a
-    site where every page says "Teknik Informatika". Soft anchors, and common words no chunk of the index uses
-    (:func:`paraphrased_anchors`), weigh :data:`SOFT_ANCHOR_WEIGHT`. None when the index has no BM25 statistics."""
-    stats = _document_frequencies(index, question)
-    if stats is None:
-        return None
-    n, frequencies = stats
-    question_stems = {st for st, _ in frequencies.values()}
-    out: dict[str, float] = {}
-    for w, (st, df) in frequencies.items():
-        if is_soft(st, w, question_stems) or _never_used_common_word(w, df):
-            out[st] = SOFT_ANCHOR_WEIGHT
-            continue
+        except Exception:  # an index without these statistics: fall back to local weights
+            return None
         out.setdefault(st, max(0.3, math.log((n + 1) / (df + 0.5))))
     return out
 
