@@ -162,7 +162,7 @@ def _lowercase_words(texts: Sequence[str]) -> Counter[str]:
 def find_names(text: str, lowercase: Counter[str] | set[str]) -> list[tuple[str, str]]:
     """``(bare name, titled name)`` of the lecturer-like names in ``text``: capitalised words with a title before
     ("Dr.", "Prof.") or a degree after (", M.Kom."). Leading words that the site also uses in lower case are role
-    words ("Ketua Supriyono") and are dropped when no title marks the start; at least half of the remaining words
+    words ("Ketua Wiratmoko") and are dropped when no title marks the start; at least half of the remaining words
     must never occur in lower case."""
     out: list[tuple[str, str]] = []
     for m in _NAME.finditer(_norm(text)):
