@@ -380,12 +380,14 @@ _ITEM_KEYS = {"id", "query", "category", "relevant_urls", "reference_answer", "a
 
 
 def _check_item(item: dict, site_texts: dict[str, str], categories: set[str], max_answers: int) -> None:
-    """One item of a student-typed set: the fields, the category against answerability, an unanswerable item with no
-    gold, and every gold span verbatim on one of the item's pages."""
+    """One item of a student-typed set: the fields, the category against answerability, user-only earlier turns
+    (answerable or not), an unanswerable item with no gold, and every gold span verbatim on one of the item's pages."""
     assert _ITEM_KEYS <= set(item) <= _ITEM_KEYS | {"conversation"}, item
     assert item["category"] in categories and item["query"].strip() and item["reference_answer"], item
     assert isinstance(item["answerable"], bool)
     assert (item["category"] == "tidak_terjawab") == (not item["answerable"]), item
+    for turn in item.get("conversation", ()):
+        assert set(turn) == {"role", "text"} and turn["role"] == "user" and turn["text"].strip(), item["id"]
     if not item["answerable"]:
         assert item["answers"] == [] and item["relevant_urls"] == [], item
         return
@@ -394,8 +396,6 @@ def _check_item(item: dict, site_texts: dict[str, str], categories: set[str], ma
         assert url.startswith("/") and url in site_texts, (item["id"], url)
     for span in item["answers"]:
         assert span.strip() and any(_norm(span) in site_texts[url] for url in item["relevant_urls"]), (item["id"], span)
-    for turn in item.get("conversation", ()):
-        assert set(turn) == {"role", "text"} and turn["role"] == "user" and turn["text"].strip(), item["id"]
 
 
 def test_informal_dataset_schema_and_gold_spans(site_texts: dict[str, str]) -> None:

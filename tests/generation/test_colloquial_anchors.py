@@ -239,4 +239,3 @@ def test_opening_words_without_a_clock_word_name_an_event(question):
 
     q = stems(question)
     assert not any(is_soft(a, question_stems=q) for a in q if a in ("buka", "tutup"))
-
