@@ -108,7 +108,8 @@ async def test_serve_demo_builds_its_index_from_the_bundled_site_only(foreign_80
         sys.executable, "-m", "bot", "serve", "--demo", "--json", cwd=str(tmp_path), env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        line = await asyncio.wait_for(proc.stdout.readline(), timeout=120)
+        # a hang guard, not a speed goal: on a loaded 2-core machine the model load alone can take a minute
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout=300)
         assert json.loads(line)["serving"] == f"http://127.0.0.1:{port}"
         hits: list[dict] = []
         async with aiohttp.ClientSession(base_url=f"http://127.0.0.1:{port}") as session:
@@ -125,4 +126,6 @@ async def test_serve_demo_builds_its_index_from_the_bundled_site_only(foreign_80
     finally:
         if proc.returncode is None:
             proc.terminate()
-        await asyncio.wait_for(proc.wait(), timeout=60)
+        # communicate() drains and closes both pipes, so a failure here leaves no open transport behind to turn a
+        # later test's teardown into an error
+        await asyncio.wait_for(proc.communicate(), timeout=60)
