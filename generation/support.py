@@ -86,6 +86,13 @@ def text_stems(text: str) -> set[str]:
     spelled-out form of the shorthand it contains ("IPK" → "indeks prestasi kumulatif"), so a question in either
     form (the query normaliser adds the long form next to the short one) meets a page that uses the other."""
     found = set(stems(text))
+    # a hyphenated word also holds its parts and its unhyphenated spelling ("Riau-Lingga" → "riau", "lingga";
+    # "e-mail" → "email"), as the BM25 analyzer indexes them: retrieval finds the page for "riau", and the anchor
+    # check must see the word there too
+    for compound in _HYPHENATED.findall(text.lower()):
+        parts = [p for p in compound.split("-") if len(p) >= 2]
+        found |= {stem(p) for p in parts}
+        found.add(stem(compound.replace("-", "")))
     for short, long_stems in _expansions():
         if long_stems <= found:
             found.add(short)
@@ -109,6 +116,7 @@ def text_stems(text: str) -> set[str]:
     return found
 
 
+_HYPHENATED = re.compile(r"[^\W_]+(?:'[^\W_]+)?(?:-[^\W_]+(?:'[^\W_]+)?)+")
 _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
 _NUMBER_WORDS = dict(zip("satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas".split(),
                          map(str, range(1, 12)), strict=True))
