@@ -28,6 +28,19 @@ def test_informal_questions_keep_only_their_topic():
     assert stems("gimana cara milih dospem sih") == ["milih", "dospem"]
 
 
+@pytest.mark.parametrize(("question", "topic"), [
+    ("darimana asal tari saman", ["asal", "tari", "saman"]),  # "dari mana" written as one word
+    ("kemana mahasiswa lapor kalau sakit", ["mahasiswa", "lapor", "sakit"]),
+    ("dimanakah letak perpustakaan", ["letak", "perpustakaan"]),
+    ("seberapa luas kampus itu", ["luas", "kampus"]),
+    ("mengapakah candi itu dibangun", ["candi", "dibangun"]),
+])
+def test_fused_question_words_are_not_anchors(question, topic):
+    # a question word with its preposition ("di/ke/dari" + "mana") or its particle ("-kah") fused on asks, it does not
+    # name the topic: it must never count as an anchor the evidence lacks
+    assert [w for w in anchors(question) if w not in STOPWORDS] == topic
+
+
 def test_colloquial_spellings_come_from_the_lexicon():
     lexicon = load_lexicon()
     function = STOPWORDS | QUESTION_WORDS
