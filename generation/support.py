@@ -93,6 +93,9 @@ def text_stems(text: str) -> set[str]:
         parts = [p for p in compound.split("-") if len(p) >= 2]
         found |= {stem(p) for p in parts}
         found.add(stem(compound.replace("-", "")))
+    # a compound written apart meets its fused spelling ("ibu kota" holds "ibukota", "kerja sama" "kerjasama"):
+    # Indonesian writes many compounds both ways. Neighbours a single space joins, each of three letters or more
+    found.update(a + b for a, b in _NEIGHBOURS.findall(text.lower()))
     for short, long_stems in _expansions():
         if long_stems <= found:
             found.add(short)
@@ -116,6 +119,7 @@ def text_stems(text: str) -> set[str]:
     return found
 
 
+_NEIGHBOURS = re.compile(r"(?<![^\W_])(?=([^\W\d_]{3,}) ([^\W\d_]{3,})(?![^\W_]))")
 _HYPHENATED = re.compile(r"[^\W_]+(?:'[^\W_]+)?(?:-[^\W_]+(?:'[^\W_]+)?)+")
 _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
 _NUMBER_WORDS = dict(zip("satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas".split(),

@@ -28,6 +28,17 @@ def test_informal_questions_keep_only_their_topic():
     assert stems("gimana cara milih dospem sih") == ["milih", "dospem"]
 
 
+@pytest.mark.parametrize(("text", "anchor"), [
+    ("Jakarta adalah ibu kota Indonesia", "ibukota"),  # a compound written apart meets its fused spelling
+    ("surat izin dari orang tua", "orangtua"),
+    ("naskah kerja sama dengan industri", "kerjasama"),
+])
+def test_a_compound_written_apart_in_the_evidence_meets_its_fused_spelling(text, anchor):
+    assert anchor in text_stems(text)
+    # only neighbours a space joins: a sentence or clause boundary between them makes no compound
+    assert "ibukota" not in text_stems("Surat untuk ibu. Kota asal dicatat") | text_stems("untuk ibu, kota asal")
+
+
 @pytest.mark.parametrize(("question", "topic"), [
     ("darimana asal tari saman", ["asal", "tari", "saman"]),  # "dari mana" written as one word
     ("kemana mahasiswa lapor kalau sakit", ["mahasiswa", "lapor", "sakit"]),
