@@ -99,6 +99,11 @@ FITTED_ON: list[dict[str, Any]] = [
              "constant of its own, checked on IDK-MRC tune questions, but the class was chosen after reading the "
              "informal set's misses",
      "fitted_on": ["informal"]},
+    {"what": "Spelling in the anchor check (2026-11-24): a hyphenated word holds its parts (\"Riau-Lingga\"), a "
+             "compound written apart meets its fused spelling (\"ibu kota\"), fused question words (\"darimana\") "
+             "are no anchors: grammar with no constant of its own; the classes were chosen from the anchors the IDK-MRC "
+             "tune split's questions miss in their own passages",
+     "fitted_on": ["idkmrc-tune"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
     {"what": "Soft anchor words (general stopwords)", "fitted_on": ["external"],
