@@ -86,16 +86,18 @@ def text_stems(text: str) -> set[str]:
     spelled-out form of the shorthand it contains ("IPK" → "indeks prestasi kumulatif"), so a question in either
     form (the query normaliser adds the long form next to the short one) meets a page that uses the other."""
     found = set(stems(text))
+    low = text.lower()
     # a hyphenated word also holds its parts and its unhyphenated spelling ("Riau-Lingga" → "riau", "lingga";
     # "e-mail" → "email"), as the BM25 analyzer indexes them: retrieval finds the page for "riau", and the anchor
     # check must see the word there too
-    for compound in _HYPHENATED.findall(text.lower()):
+    for compound in _HYPHENATED.findall(low):
         parts = [p for p in compound.split("-") if len(p) >= 2]
         found |= {stem(p) for p in parts}
         found.add(stem(compound.replace("-", "")))
-    # a compound written apart meets its fused spelling ("ibu kota" holds "ibukota", "kerja sama" "kerjasama"):
-    # Indonesian writes many compounds both ways. Neighbours a single space joins, each of three letters or more
-    found.update(a + b for a, b in _NEIGHBOURS.findall(text.lower()))
+    # a compound written apart meets its fused spelling ("ibu kota" holds "ibukota", "tata surya" "tatasurya"; the
+    # IDK-MRC tune split's cases): Indonesian writes many compounds both ways. Neighbours a single space joins, each
+    # of three letters or more
+    found.update(a + b for a, b in _NEIGHBOURS.findall(low))
     for short, long_stems in _expansions():
         if long_stems <= found:
             found.add(short)
