@@ -54,12 +54,22 @@ from generation.support import (
     is_number_anchor,
     is_soft,
     split_evidence,
+    stem,
     stems,
     text_stems,
     within_stated_bounds,
 )
 from generation.telemetry import TelemetryWriter
-from generation.text import normalize, sentences, split_aside, split_questions, strip_clitics, words
+from generation.text import (
+    is_negated,
+    name_words,
+    normalize,
+    sentences,
+    split_aside,
+    split_questions,
+    strip_clitics,
+    words,
+)
 from generation.types import Answer, Generation, Source, Trace
 
 __all__ = ["ABSTENTION_MODES", "AnswerPipeline", "PipelineConfig", "StopReason"]
@@ -195,6 +205,8 @@ class _Turn:
     missing: list[str] = field(default_factory=list)
     max_missing: float = 0.0
     numbers_ok: bool = True
+    names_ok: bool = True
+    negation_ok: bool = True
     type_ok: bool = True
     p_correct: float | None = None
 
@@ -604,11 +616,17 @@ class AnswerPipeline:
         turn.max_missing = max((weights.get(a, 1.0) / top_weight for a in turn.missing), default=0.0)
         numbers = {a for a in turn.anchor_stems if is_number_anchor(a)}
         turn.numbers_ok = numbers <= chunk_stems
+        names = {stem(w) for w in name_words(turn.anchor_text)} & set(turn.anchor_stems)
+        turn.names_ok = names <= chunk_stems
+        if is_negated(turn.anchor_text):
+            cited_hit = next((h for h in turn.hits if h.chunk_id == top.chunk_id), None)
+            turn.negation_ok = is_negated(f"{cited_hit.title} {cited_hit.text}" if cited_hit else top.text)
         turn.type_ok = turn.list_q or type_ok(turn.kind, " ".join([turn.span or ""] + [display(c) for c in turn.chosen]))
         # each anchor's weight and where it was found: where an answer was lost, and what a refit of the soft
         # anchor weight needs (bench/fit_abstention.py)
         anchor_table = [{"stem": a, "weight": round(weights.get(a, 1.0), 4), "soft": is_soft(a, question_stems=turn.anchor_stems),
-                         "chunk": a in chunk_stems, "sentence": a in sentence_stems} for a in turn.anchor_stems]
+                         "name": a in names, "chunk": a in chunk_stems, "sentence": a in sentence_stems}
+                        for a in turn.anchor_stems]
         turn.trace.add("support", sentence=top.text, coverage_chunk=round(turn.cov_chunk, 3),
                        coverage_sentence=round(turn.cov_sentence, 3), anchors=anchor_table)
         return "list" if turn.list_q else ("span" if turn.span else "extractive")
@@ -637,6 +655,8 @@ class AnswerPipeline:
                               if turn.gen is not None else None),
             "type_match": float(turn.type_ok),
             "numbers_present": float(turn.numbers_ok),
+            "names_present": float(turn.names_ok),
+            "negation_present": float(turn.negation_ok),
             "llm_confidence": float(turn.conf_dragin) if turn.gen is not None else None,
             "page_margin": max(0.0, top_score - max(other)) if other else top_score,
             "evidence_score": float(cited_score),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from retrieval.aliases import HONORIFICS
 from retrieval.normalize import FILLERS, GLOSSARY, colloquial_spellings
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "STOPWORDS",
     "anchors",
     "content_words",
+    "is_negated",
+    "name_words",
     "normalize",
     "sentences",
     "split_aside",
@@ -134,6 +137,41 @@ def anchors(question: str) -> list[str]:
     for w in content_words(question):
         seen.setdefault(w, None)
     return list(seen)
+
+
+# A sentence ends at these: the next word is capitalised by convention, not because it is a name.
+_SENTENCE_END = re.compile(r"[.?!:;\n]")
+
+
+def name_words(text: str) -> list[str]:
+    """The content words ``text`` writes as names: capitalised ("Kádár", "White Rose") or acronyms ("TI"), except a
+    sentence's first word and forms of address ("Pak Budi" → "budi"), in :func:`content_words`'s form, deduplicated.
+    Names are what a paraphrase rarely changes: an answer's evidence that lacks one is about someone or something
+    else (the calibrated gate's ``names_present``). A question typed in lower case has none."""
+    text = unicodedata.normalize("NFKC", text)
+    out: dict[str, None] = {}
+    previous_end = None
+    for match in _WORD.finditer(text):
+        raw = match.group(0)
+        starts_sentence = previous_end is None or bool(_SENTENCE_END.search(text, previous_end, match.start()))
+        previous_end = match.end()
+        if starts_sentence or not raw[:1].isupper() or raw.lower() in HONORIFICS:
+            continue
+        for w in content_words(raw):
+            out.setdefault(w, None)
+    return list(out)
+
+
+# The words that negate a clause in formal Indonesian; the query normaliser writes the colloquial ones this way
+# ("gak", "nggak", "blm", "tdk" → "tidak", "belum"). Grammar, not fitted.
+NEGATIONS = frozenset("tidak tak bukan belum tanpa".split())
+
+
+def is_negated(text: str) -> bool:
+    """Whether ``text`` holds a negation word (:data:`NEGATIONS`, also with "-lah"/"-kah"). A negated question
+    ("Mengapa X tidak dihukum?") asks about what did not happen, and its answer's evidence says so: evidence that
+    negates nothing answers another question (the calibrated gate's ``negation_present``)."""
+    return any(w in NEGATIONS or _strip_suffix(w) in NEGATIONS for w in words(text))
 
 
 # Titles before a name: a full stop after them never ends a sentence ("Dr. Rahmat", "Prof. Sari").

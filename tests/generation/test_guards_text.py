@@ -10,7 +10,7 @@ import pytest
 from generation.entropy import dragin_confidence, entropy_from_logits, entropy_from_logprobs, mean_entropy
 from generation.guards import check_degenerate, is_template_leak
 from generation.prompts import build_prompt, is_instruction_like, neutralize, strip_injection
-from generation.text import anchors, sentences
+from generation.text import anchors, is_negated, name_words, sentences
 
 
 @pytest.mark.parametrize(
@@ -95,6 +95,47 @@ def test_sentences_respect_titles_and_degrees():
 def test_anchors_drop_question_and_stop_words():
     assert anchors("Siapa ketua program studi informatika?") == ["ketua", "program", "studi", "informatika"]
     assert "2" in anchors("Mata kuliah semester 2 apa saja?")
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        # capitalised inside the sentence: names; the sentence's first word is capitalised by convention
+        ("Kapan János Kádár meninggal?", ["jános", "kádár"]),
+        ("Apa nama album terakhir White Rose?", ["white", "rose"]),
+        ("Kapan Serikat Yesus dibubarkan?", ["serikat", "yesus"]),
+        # acronyms typed in capitals are names too; a colloquial word in capitals is an acronym ("SI")
+        ("kaprodi TI sekarang siapa", ["ti"]),
+        ("prodi SI dulu namanya apa", ["si"]),
+        # each sentence's first word is not a name; question words, fillers and honorifics never are
+        ("Halo Kak. Siapa Pak Budi?", ["budi"]),
+        ("Apa Saja syaratnya, Min?", []),
+        # students type in lower case: no names at all, so a missing name can never be held against them
+        ("dospem ta gimana milihnya", []),
+        ("", []),
+    ],
+)
+def test_name_words(question, names):
+    assert name_words(question) == names
+
+
+@pytest.mark.parametrize(
+    ("text", "negated"),
+    [
+        ("Mengapa Nicola Sacco tidak dihukum mati?", True),
+        ("Siapa yang bukan anggota?", True),
+        ("Mata kuliah apa yang belum diambil?", True),
+        ("Lulus tanpa skripsi bisa?", True),
+        ("Tak ada biaya?", True),
+        ("Bukankah skripsi wajib?", True),  # with its particle
+        # a word that merely contains a negation is not one ("kontak", "dibuka")
+        ("Kontak prodi kapan dibuka?", False),
+        ("Siapa ketua program studi?", False),
+        ("", False),
+    ],
+)
+def test_is_negated(text, negated):
+    assert is_negated(text) is negated
 
 
 def test_entropy_equations():

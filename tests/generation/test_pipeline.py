@@ -307,6 +307,39 @@ async def test_a_value_against_a_stated_bound_is_answered_by_the_stating_sentenc
     assert any(s["step"] == "lead" and s["reason"] == "value_against_bound" for s in answer.trace.steps)
 
 
+async def test_names_present_says_whether_the_cited_chunk_holds_the_names_the_question_writes(make_pipeline):
+    """A name the question writes (capitalised inside the sentence, or an acronym) is rarely paraphrased: evidence
+    without it is about someone else. ``names_present`` is 0 then, and the anchor table marks which anchors are
+    names; a question typed in lower case has no names, so the signal never holds a student's typing against them."""
+    async def signals(question: str) -> tuple[dict, list[dict]]:
+        answer = await make_pipeline(FakeGenerator(default="Dr. Rahmat Hidayat, M.Kom.")).answer(question)
+        features = next(s for s in answer.trace.steps if s["step"] == "features")
+        table = next(s["anchors"] for s in answer.trace.steps if s["step"] == "support" and "anchors" in s)
+        return features, table
+
+    features, table = await signals("Apa jabatan Rahmat Hidayat di program studi?")
+    assert features["names_present"] == 1.0
+    assert {a["stem"] for a in table if a["name"]} == {"rahmat", "hidayat"}
+    features, table = await signals("Apa jabatan Rahmat Kurniawan di program studi?")
+    assert features["names_present"] == 0.0
+    assert [a["stem"] for a in table if a["name"] and not a["chunk"]] == ["kurniawan"]
+    features, table = await signals("apa jabatan rahmat kurniawan di program studi?")
+    assert features["names_present"] == 1.0
+    assert not any(a["name"] for a in table)
+
+
+async def test_negation_present_says_whether_a_negated_question_meets_a_chunk_that_negates(make_pipeline):
+    """ "Siapa yang tidak menjabat ketua?" asks about who did not: a chunk that negates nothing answers "who did".
+    Colloquial negations count once the normaliser has made them formal ("gak" → "tidak")."""
+    async def signal(question: str) -> float:
+        answer = await make_pipeline(FakeGenerator(default="Dr. Rahmat Hidayat, M.Kom.")).answer(question)
+        return next(s for s in answer.trace.steps if s["step"] == "features")["negation_present"]
+
+    assert await signal("Siapa ketua program studi Informatika?") == 1.0
+    assert await signal("Siapa yang tidak menjabat ketua program studi Informatika?") == 0.0
+    assert await signal("siapa yg gak jadi ketua prodi informatika?") == 0.0
+
+
 async def test_a_run_on_output_leads_with_its_first_statement_that_a_strong_sentence_holds(make_pipeline):
     """The small model often runs on past its answer into the next sentences of the context. The span is its first
     supported statement that sits in a strong evidence sentence, and that sentence is cited: not the sentence that
