@@ -150,11 +150,13 @@ def name_words(text: str) -> list[str]:
     else (the calibrated gate's ``names_present``). A question typed in lower case has none."""
     text = unicodedata.normalize("NFKC", text)
     out: dict[str, None] = {}
-    previous_end = None
+    previous: str | None = None
+    previous_end = 0
     for match in _WORD.finditer(text):
         raw = match.group(0)
-        starts_sentence = previous_end is None or bool(_SENTENCE_END.search(text, previous_end, match.start()))
-        previous_end = match.end()
+        starts_sentence = previous is None or (bool(_SENTENCE_END.search(text, previous_end, match.start()))
+                                               and previous.lower() not in _PRE_TITLES)  # "Dr. Rahmat"
+        previous, previous_end = raw, match.end()
         if starts_sentence or not raw[:1].isupper() or raw.lower() in HONORIFICS:
             continue
         for w in content_words(raw):

@@ -109,6 +109,7 @@ def test_anchors_drop_question_and_stop_words():
         ("prodi SI dulu namanya apa", ["si"]),
         # each sentence's first word is not a name; question words, fillers and honorifics never are
         ("Halo Kak. Siapa Pak Budi?", ["budi"]),
+        ("Apa jabatan Dr. Rahmat Hidayat?", ["rahmat", "hidayat"]),  # a title's full stop ends no sentence
         ("Apa Saja syaratnya, Min?", []),
         # students type in lower case: no names at all, so a missing name can never be held against them
         ("dospem ta gimana milihnya", []),
