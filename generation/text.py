@@ -167,13 +167,29 @@ def name_words(text: str) -> list[str]:
 # The words that negate a clause in formal Indonesian; the query normaliser writes the colloquial ones this way
 # ("gak", "nggak", "blm", "tdk" → "tidak", "belum"). Grammar, not fitted.
 NEGATIONS = frozenset("tidak tak bukan belum tanpa".split())
+# A yes/no question offers the negation as the other answer rather than negating: "boleh gak ambil 2 beasiswa"
+# (may one, or not), "bisa tidak", "ada tidak", "… atau tidak?", "TI sudah unggul belum?". The negation then follows
+# "atau" or one of these modal and existential words, or ends its clause. Grammar, not fitted.
+_POLAR_BEFORE = frozenset("atau boleh bisa dapat perlu wajib harus ada mau".split())
+_CLAUSE_END = re.compile(r"[.?!,;:\n]")
 
 
 def is_negated(text: str) -> bool:
-    """Whether ``text`` holds a negation word (:data:`NEGATIONS`, also with "-lah"/"-kah"). A negated question
-    ("Mengapa X tidak dihukum?") asks about what did not happen, and its answer's evidence says so: evidence that
-    negates nothing answers another question (the calibrated gate's ``negation_present``)."""
-    return any(w in NEGATIONS or _strip_suffix(w) in NEGATIONS for w in words(text))
+    """Whether ``text`` negates: a negation word (:data:`NEGATIONS`, also with "-lah"/"-kah") that is not the other
+    answer a yes/no question offers (``_POLAR_BEFORE``, or the last word of its clause apart from fillers). A negated
+    question ("Mengapa X tidak dihukum?") asks about what did not happen, and its answer's evidence says so:
+    evidence that negates nothing answers another question (the calibrated gate's ``negation_present``)."""
+    for clause in _CLAUSE_END.split(unicodedata.normalize("NFKC", text)):
+        tokens = [w.lower() for w in _WORD.findall(clause)]
+        while tokens and tokens[-1] in QUESTION_WORDS:  # trailing fillers ("… belum sih", "… tidak ya kak")
+            tokens.pop()
+        for i, w in enumerate(tokens):
+            if w not in NEGATIONS and _strip_suffix(w) not in NEGATIONS:
+                continue
+            if i == len(tokens) - 1 or (i > 0 and tokens[i - 1] in _POLAR_BEFORE):
+                continue
+            return True
+    return False
 
 
 # Titles before a name: a full stop after them never ends a sentence ("Dr. Rahmat", "Prof. Sari").

@@ -129,8 +129,16 @@ def test_name_words(question, names):
         ("Lulus tanpa skripsi bisa?", True),
         ("Tak ada biaya?", True),
         ("Bukankah skripsi wajib?", True),  # with its particle
+        ("Siapa yang sudah tidak menjabat?", True),  # "no longer"
+        ("Mahasiswa yang tidak boleh ikut wisuda siapa?", True),
         # a word that merely contains a negation is not one ("kontak", "dibuka")
         ("Kontak prodi kapan dibuka?", False),
+        # a yes/no question offers the negation as the other answer: no negation
+        ("boleh tidak dapat 2 beasiswa sekaligus", False),
+        ("TI sudah akreditasi unggul belum sih", False),
+        ("Apakah skripsi wajib atau tidak?", False),
+        ("ada tidak beasiswa untuk maba?", False),
+        ("Bisa tidak ambil KKN semester 5? Kalau tidak, kapan?", False),
         ("Siapa ketua program studi?", False),
         ("", False),
     ],
