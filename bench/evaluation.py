@@ -107,8 +107,9 @@ FITTED_ON: list[dict[str, Any]] = [
     {"what": "Names and negations the question writes (`text.name_words`, `text.is_negated`; the calibrated gate's "
              "`names_present` and `negation_present`, 2026-11-24): grammar with no constant of its own; the classes "
              "(a name swapped for another, a negation added) were chosen from the IDK-MRC tune split's unanswerable "
-             "questions, their weights are the abstention calibrator's",
-     "fitted_on": ["idkmrc-tune"]},
+             "questions, their weights are the abstention calibrator's; \"not measured\" when there is nothing to "
+             "check, and yes/no tags as no negation, were chosen after reading the informal set's replies",
+     "fitted_on": ["idkmrc-tune", "informal"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
     {"what": "Soft anchor words (general stopwords)", "fitted_on": ["external"],
