@@ -49,7 +49,6 @@ FEATURES = (
     "span_in_cited",  # … in the sentence the reply cites first
     "type_match",  # the reply can carry the answer type the question wants (number, time, person, money)
     "numbers_present",  # the question's numbers and years are in the cited chunk
-    "names_present",  # the names the question writes (capitalised inside a sentence, acronyms) are in the cited chunk
     "negation_present",  # a question that negates ("tidak", "bukan", "belum") is cited from a chunk that negates too
     "llm_confidence",  # DRAGIN confidence 1 − H̄/ln k from the token entropies (eq. 9–12, docs/answers.md); 0 without LLM
     "page_margin",  # fused score of the best page minus that of the best other page

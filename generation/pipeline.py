@@ -205,8 +205,6 @@ class _Turn:
     missing: list[str] = field(default_factory=list)
     max_missing: float = 0.0
     numbers_ok: bool = True
-    names: frozenset[str] = frozenset()  # the anchors the question writes as names
-    names_ok: bool = True
     negated: bool = False
     negation_ok: bool = True
     type_ok: bool = True
@@ -618,8 +616,8 @@ class AnswerPipeline:
         turn.max_missing = max((weights.get(a, 1.0) / top_weight for a in turn.missing), default=0.0)
         numbers = {a for a in turn.anchor_stems if is_number_anchor(a)}
         turn.numbers_ok = numbers <= chunk_stems
-        names = turn.names = frozenset(stem(w) for w in name_words(turn.anchor_text)) & set(turn.anchor_stems)
-        turn.names_ok = names <= chunk_stems
+        # the anchors the question writes as names, marked in the anchor table (which missing anchors were names)
+        names = {stem(w) for w in name_words(turn.anchor_text)} & set(turn.anchor_stems)
         turn.negated = is_negated(turn.anchor_text)
         if turn.negated:
             cited_hit = next((h for h in turn.hits if h.chunk_id == top.chunk_id), None)
@@ -658,9 +656,7 @@ class AnswerPipeline:
                               if turn.gen is not None else None),
             "type_match": float(turn.type_ok),
             "numbers_present": float(turn.numbers_ok),
-            # not measured (None, the model's mean: no push either way) when the question writes no name, or does
-            # not negate: a student's lower-case question has no name to miss
-            "names_present": float(turn.names_ok) if turn.names else None,
+            # not measured (None, the model's mean: no push either way) when the question does not negate
             "negation_present": float(turn.negation_ok) if turn.negated else None,
             "llm_confidence": float(turn.conf_dragin) if turn.gen is not None else None,
             "page_margin": max(0.0, top_score - max(other)) if other else top_score,

@@ -146,8 +146,8 @@ _SENTENCE_END = re.compile(r"[.?!:;\n]")
 def name_words(text: str) -> list[str]:
     """The content words ``text`` writes as names: capitalised ("Kádár", "White Rose") or acronyms ("TI"), except a
     sentence's first word and forms of address ("Pak Budi" → "budi"), in :func:`content_words`'s form, deduplicated.
-    Names are what a paraphrase rarely changes: an answer's evidence that lacks one is about someone or something
-    else (the calibrated gate's ``names_present``). A question typed in lower case has none."""
+    Names are what a paraphrase rarely changes: the support step's anchor table marks them, so a fit can see which
+    missing anchors were names. A question typed in lower case has none."""
     text = unicodedata.normalize("NFKC", text)
     out: dict[str, None] = {}
     previous: str | None = None

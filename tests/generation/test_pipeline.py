@@ -307,25 +307,19 @@ async def test_a_value_against_a_stated_bound_is_answered_by_the_stating_sentenc
     assert any(s["step"] == "lead" and s["reason"] == "value_against_bound" for s in answer.trace.steps)
 
 
-async def test_names_present_says_whether_the_cited_chunk_holds_the_names_the_question_writes(make_pipeline):
-    """A name the question writes (capitalised inside the sentence, or an acronym) is rarely paraphrased: evidence
-    without it is about someone else. ``names_present`` is 0 then, and the anchor table marks which anchors are
-    names; a question typed in lower case has no names, so the signal never holds a student's typing against them."""
-    async def signals(question: str) -> tuple[dict, list[dict]]:
+async def test_the_anchor_table_marks_the_names_the_question_writes(make_pipeline):
+    """A name the question writes (capitalised inside the sentence, or an acronym) is marked in the support step's
+    anchor table, with whether the cited chunk holds it: which missing anchors were names, for the next fit. A
+    question typed in lower case has none."""
+    async def table(question: str) -> list[dict]:
         answer = await make_pipeline(FakeGenerator(default="Dr. Rahmat Hidayat, M.Kom.")).answer(question)
-        features = next(s for s in answer.trace.steps if s["step"] == "features")
-        table = next(s["anchors"] for s in answer.trace.steps if s["step"] == "support" and "anchors" in s)
-        return features, table
+        return next(s["anchors"] for s in answer.trace.steps if s["step"] == "support" and "anchors" in s)
 
-    features, table = await signals("Apa jabatan Rahmat Hidayat di program studi?")
-    assert features["names_present"] == 1.0
-    assert {a["stem"] for a in table if a["name"]} == {"rahmat", "hidayat"}
-    features, table = await signals("Apa jabatan Rahmat Kurniawan di program studi?")
-    assert features["names_present"] == 0.0
-    assert [a["stem"] for a in table if a["name"] and not a["chunk"]] == ["kurniawan"]
-    features, table = await signals("apa jabatan rahmat kurniawan di program studi?")
-    assert features["names_present"] is None  # nothing to check: the model's mean, no push either way
-    assert not any(a["name"] for a in table)
+    assert {a["stem"] for a in await table("Apa jabatan Rahmat Hidayat di program studi?") if a["name"]} == {
+        "rahmat", "hidayat"}
+    rows = await table("Apa jabatan Rahmat Kurniawan di program studi?")
+    assert [a["stem"] for a in rows if a["name"] and not a["chunk"]] == ["kurniawan"]
+    assert not any(a["name"] for a in await table("apa jabatan rahmat kurniawan di program studi?"))
 
 
 async def test_negation_present_says_whether_a_negated_question_meets_a_chunk_that_negates(make_pipeline):
