@@ -161,7 +161,11 @@ def probe_calibrator(rows_path: Path, folds: int = 5, seeds: int = 5) -> dict[st
     vectors = _WordVectors()
     extra = [vectors.weakest([a["stem"] for a in r.get("anchors") or () if not a.get("chunk") and not a.get("soft")],
                              passage.get(r["id"], "")) for r in rows]
-    signals = np.asarray([[float(r["features"].get(f) or 0.0) for f in FEATURES] for r in rows])
+    signals = np.asarray([[np.nan if r["features"].get(f) is None else float(r["features"][f]) for f in FEATURES]
+                          for r in rows])
+    # a signal that was not measured takes its column's mean, as the calibrator reads it (0 when never measured)
+    seen = ~np.isnan(signals)
+    signals = np.where(seen, signals, np.nansum(signals, axis=0) / np.maximum(seen.sum(axis=0), 1))
     y = np.asarray([int(bool(r["correct"])) for r in rows])
     out: dict[str, object] = {"rows": len(rows), "correct": int(y.sum())}
     if len(rows) < folds * 2 or not 0 < y.sum() < len(y):
