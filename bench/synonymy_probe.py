@@ -152,7 +152,7 @@ def probe_calibrator(rows_path: Path, folds: int = 5, seeds: int = 5) -> dict[st
     from sklearn.preprocessing import StandardScaler
 
     from bench.fit_abstention import PER_CLASS, TUNE_PASSAGES, _load_jsonl, _sample_tune
-    from generation.calibration import FEATURES
+    from generation.calibration import measured_means, signal_matrix
 
     rows = [r for r in _load_jsonl(rows_path) if r.get("features") and r.get("source", "idkmrc-tune") == "idkmrc-tune"]
     docs, items = _sample_tune(TUNE_PASSAGES, PER_CLASS)  # the passages the rows' questions were asked from
@@ -161,11 +161,8 @@ def probe_calibrator(rows_path: Path, folds: int = 5, seeds: int = 5) -> dict[st
     vectors = _WordVectors()
     extra = [vectors.weakest([a["stem"] for a in r.get("anchors") or () if not a.get("chunk") and not a.get("soft")],
                              passage.get(r["id"], "")) for r in rows]
-    signals = np.asarray([[np.nan if r["features"].get(f) is None else float(r["features"][f]) for f in FEATURES]
-                          for r in rows])
-    # a signal that was not measured takes its column's mean, as the calibrator reads it (0 when never measured)
-    seen = ~np.isnan(signals)
-    signals = np.where(seen, signals, np.nansum(signals, axis=0) / np.maximum(seen.sum(axis=0), 1))
+    signals = signal_matrix([r["features"] for r in rows])
+    signals = np.where(np.isnan(signals), measured_means(signals), signals)  # unmeasured: as the calibrator reads it
     y = np.asarray([int(bool(r["correct"])) for r in rows])
     out: dict[str, object] = {"rows": len(rows), "correct": int(y.sum())}
     if len(rows) < folds * 2 or not 0 < y.sum() < len(y):

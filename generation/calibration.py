@@ -29,9 +29,11 @@ __all__ = [
     "figures",
     "fit_logistic",
     "label_replies",
+    "measured_means",
     "operating_point",
     "refit",
     "reweigh_anchors",
+    "signal_matrix",
 ]
 
 DEFAULT_MODEL_PATH = Path(__file__).with_name("data") / "abstention.json"
@@ -60,6 +62,19 @@ FEATURES = (
 # weight comes out against its direction (two collinear coverage signals trading off) is refitted with that signal
 # pinned at 0 when ``monotone=True`` (Calibrator.fit), so the model stays readable and transfers to other sites.
 DIRECTIONS: dict[str, int] = {f: 1 for f in FEATURES} | {"max_missing_anchor": -1}
+
+
+def signal_matrix(rows: Sequence[Mapping[str, float | None]], features: Sequence[str] = FEATURES) -> np.ndarray:
+    """Feature dictionaries → a matrix in ``features`` order, NaN where a signal was not measured (None or absent)."""
+    return np.asarray([[np.nan if r.get(f) is None else float(r[f]) for f in features] for r in rows],  # type: ignore[arg-type]
+                      dtype=np.float64).reshape(len(rows), len(features))
+
+
+def measured_means(x: np.ndarray) -> np.ndarray:
+    """Each column's mean over the rows that measured it (0 for a column none did): the value an unmeasured signal
+    takes, so that it adds nothing either way."""
+    seen = ~np.isnan(x)
+    return np.where(seen.any(axis=0), np.nansum(x, axis=0) / np.maximum(seen.sum(axis=0), 1), 0.0)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -169,8 +184,8 @@ class Calibrator:
     def matrix(self, rows: Sequence[Mapping[str, float | None]]) -> np.ndarray:
         """Feature dictionaries → a matrix in this model's feature order. A feature that is absent or None (the
         model's signals when the LLM failed or is off) takes the training mean: it then adds nothing either way."""
-        return np.asarray([[m if r.get(f) is None else float(r[f])  # type: ignore[arg-type]
-                            for f, m in zip(self.features, self.mean, strict=True)] for r in rows], dtype=np.float64)
+        x = signal_matrix(rows, self.features)
+        return np.where(np.isnan(x), np.asarray(self.mean), x)
 
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
         if not rows:
@@ -204,15 +219,13 @@ class Calibrator:
         and the rest refitted, the worst first, until none is left)."""
         if prior is not None:
             features = prior.features
-        x = np.asarray([[np.nan if r.get(f) is None else float(r[f]) for f in features] for r in rows],  # type: ignore[arg-type]
-                       dtype=np.float64)
+        x = signal_matrix(rows, features)
         y = np.asarray([bool(a) and bool(c) for a, c in zip(answerable, correct, strict=True)], dtype=np.float64)
         if prior is not None:
             mean, scale = np.asarray(prior.mean), np.asarray(prior.scale)
         else:
-            seen = ~np.isnan(x)
-            mean = np.where(seen.any(axis=0), np.nansum(x, axis=0) / np.maximum(seen.sum(axis=0), 1), 0.0)
-            x = np.where(seen, x, mean)
+            mean = measured_means(x)
+            x = np.where(np.isnan(x), mean, x)
             scale = x.std(axis=0)
             scale[scale < 1e-6] = 1.0
         x = np.where(np.isnan(x), mean, x)  # a signal that was not measured takes the mean: it adds nothing
