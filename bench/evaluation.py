@@ -959,7 +959,7 @@ def construction_markdown(m: dict[str, Any], *, embedded: bool = True) -> list[s
         broken.append(f"{m['template_leak_n']} replies leaked template text")
     if broken:
         lines += ["The guarantee did not hold on this run: " + "; ".join(broken) + ". The failing replies are worth a "
-                  "look (the metric's checker and the pipeline's may disagree, or the pipeline has a bug).", ""]
+                  "look: the check leaves out what a reply quotes verbatim from its chunks, so a flag is text the pipeline wrote.", ""]
     return lines
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from generation.guards import check_degenerate, is_template_leak
 from generation.support import check_support, text_stems
-from generation.text import normalize, sentences
+from generation.text import normalize, sentences, words
 
 __all__ = [
     "ANSWERABLE_OUTCOMES", "OUTCOMES", "UNANSWERABLE_OUTCOMES", "ItemResult", "contains_span", "outcome",
@@ -111,6 +111,21 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(float(np.mean(values)), 4) if values else None
 
 
+def _written_degenerate(r: ItemResult) -> bool:
+    """The pipeline's degeneration guard on what the reply itself wrote: the sentences it quotes verbatim from its
+    context (a page's list that repeats a word, an English title) are the source's text, so they are left out, and
+    names copied from the context pass the language check, as in the pipeline's guard."""
+    text = strip_citations(r.answer)
+    if not r.context:
+        return check_degenerate(text).degenerate
+    flat = [" ".join(c.split()) for c in r.context]
+    written = [s for line in text.splitlines() for s in sentences(line) if not any(" ".join(s.split()) in c for c in flat)]
+    if not written:
+        return False
+    context_words = frozenset(w for c in r.context for w in words(c))
+    return check_degenerate(" ".join(written), context_words=context_words).degenerate
+
+
 def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Sequence[str] = ()) -> dict[str, Any]:
     """All metrics over the evaluated items (rates in 0..1; None when no item qualifies). With ``embedder=None``
     the embedding-based metrics (semantic similarity, relevancy, faithfulness) are None."""
@@ -148,7 +163,7 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
     m["cited_relevant_rate"] = _mean(cited)
     m["cited_relevant_n"] = len(judged)
 
-    degenerate = [check_degenerate(strip_citations(r.answer)).degenerate for r in answered]
+    degenerate = [_written_degenerate(r) for r in answered]
     m["degenerate_rate"] = _mean([float(d) for d in degenerate]) if answered else 0.0
     m["template_leak_rate"] = _mean([float(is_template_leak(r.answer)) for r in answered]) if answered else 0.0
     m["answered_items"] = len(answered)

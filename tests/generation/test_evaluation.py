@@ -121,3 +121,19 @@ def test_faithfulness_with_context_leaves_out_answers_without_context():
     assert m["faithfulness_n"] == 1
     assert m["faithfulness_with_context"] == 1.0
     assert m["faithfulness"] == 0.5  # the old metric counts the facts answer as unsupported
+
+
+def test_degenerate_check_skips_what_the_reply_quotes_from_its_sources():
+    # The guard checks what the pipeline wrote; a source sentence quoted verbatim (a list that repeats "musim", an
+    # English title, a "<" in "(<2%)") is the page's text, not a degenerate reply.
+    quoted = "Daerah beriklim subtropis memiliki 4 musim yaitu musim semi, musim panas, musim gugur, dan musim dingin."
+    chunk = "Iklim di sana beragam. " + quoted + " Curah hujan tinggi."
+    ok = _item("q", answer=f"4 musim.\n{quoted} [1]", golds=["4 musim"])
+    ok.context = [chunk]
+    looping = _item("l", answer="musim musim musim musim musim musim [1]", golds=["4 musim"])
+    looping.context = [chunk]
+    m = summarize([ok, looping], None)
+    assert m["degenerate_n"] == 1  # the loop the model wrote still counts
+    # without the context the checker cannot tell a quote from a loop, and flags the quote too
+    ok.context = []
+    assert summarize([ok], None)["degenerate_n"] == 1
