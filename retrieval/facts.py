@@ -370,14 +370,18 @@ class FactsTable:
     def _fields_by_value(self, people: Sequence[_Lecturer], wset: set[str]) -> list[str]:
         """The field whose value holds a word of the question that is no part of the name ("pak X S2 nya dimana"
         → Pendidikan, whose value lists "S2 …"). At most two fields may match; more means the word is too common
-        to point at one field."""
+        to point at one field. The guess needs the values to account for every such word: "nomor WhatsApp pribadi
+        ketua prodi X" names the person by a value ("Ketua Program Studi", often carried over by a follow-up's
+        rewrite) and asks for something no field holds, so no field is guessed."""
         names = set().union(*(p.name_tokens for p in people))
         probe = {w for w in wset - names - self._name_stop - _GENERIC - STOPWORDS
                  if len(w) >= 2 and (any(c.isdigit() for c in w) or len(w) >= 4)}
         if not probe:
             return []
-        found = list(dict.fromkeys(f for p in people for f, v in p.fields if probe & set(_words(_norm(v)))
-                                   and _norm(f).strip() not in {"nama", "name"}))
+        valued = [(f, set(_words(_norm(v)))) for p in people for f, v in p.fields]
+        if probe - set().union(*(words for _, words in valued)):  # the full name's titles ("prof") count as held
+            return []
+        found = list(dict.fromkeys(f for f, words in valued if probe & words and _norm(f).strip() not in {"nama", "name"}))
         return found if len(found) <= 2 else []
 
     # --- rendering -------------------------------------------------------------------------------------------

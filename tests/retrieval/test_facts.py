@@ -187,3 +187,25 @@ def test_who_teaches_rendering_and_usability(tmp_path):
     assert facts_usable(result.constraints, result.rows, "siapa dosen pengampu kriptografi terapan")
     assert render_facts(result.constraints, list(result.rows)) == (
         "Dosen pengampu Kriptografi Terapan (2): Dr. Gilang Wiratmoko, M.Kom.; Kinanti Larasati, M.T.")
+
+
+# A field guessed from a value word ("pak X S2 nya dimana" → the field whose value lists S2) stands only when the
+# value accounts for every such word. A question that names the person by one of their values and asks for
+# something the table does not hold ("nomor WhatsApp pribadi" of the "guru besar", or a follow-up rewritten with
+# the previous subject, "ketua prodi X") gets no facts answer: the text pipeline takes it.
+@pytest.mark.parametrize("question", [
+    "berapa nomor whatsapp pribadi guru besar suhartono",
+    "alamat rumah prof suhartono yang guru besar dimana",
+    "bu fitri handayani yang keamanan siber itu hobinya apa",
+])
+def test_no_field_is_guessed_when_the_question_asks_for_something_else(facts, question):
+    result = facts.lookup(question)
+    assert "field" not in result.constraints, result.constraints
+
+
+@pytest.mark.parametrize(("question", "field"), [
+    ("prof suhartono data mining?", "Bidang Keahlian"),
+    ("pak suhartono guru besar?", "Jabatan Fungsional"),
+])
+def test_a_field_is_still_guessed_when_the_value_accounts_for_the_question(facts, question, field):
+    assert facts.lookup(question).constraints.get("field") == [field]
