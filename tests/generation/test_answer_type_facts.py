@@ -81,7 +81,8 @@ def test_facts_usability():
     ("question", "unit"),
     [("magang minimal berapa jam kerja", "jam"), ("berapa hari masa sanggah", "hari"), ("kuota berapa orang", "orang"),
      ("berapa persen lulusan bekerja", "persen"), ("Berapa SKS bobot skripsi?", "sks"), ("jam berapa kantor buka", None),
-     ("berapa tahun masa studi", None), ("berapa biaya wisuda", None), ("siapa ketua panitia", None)],
+     ("berapa tahun masa studi", None), ("berapa biaya wisuda", None), ("siapa ketua panitia", None),
+     ("kp nya berapa lama sih", "lama"), ("Berapa lama masa studi maksimal?", "lama")],
 )
 def test_the_unit_a_berapa_question_names(question, unit):
     from generation.answer_type import expected_unit
@@ -98,7 +99,16 @@ def test_the_unit_a_berapa_question_names(question, unit):
      ("orang", "Pelatihan berlangsung selama 3 hari.", False),
      ("persen", "Sebanyak 75% lulusan bekerja dalam enam bulan.", True),
      ("persen", "Sebanyak 75 persen lulusan bekerja.", True),
-     ("sks", "Skripsi berbobot 6 SKS.", True)],
+     ("sks", "Skripsi berbobot 6 SKS.", True),
+     # "berapa lama" wants a duration: an amount of any time unit, or a span of years or dates
+     ("lama", "Mahasiswa bekerja di instansi minimal 1 bulan (160 jam kerja).", True),
+     ("lama", "Masa studi paling lama tujuh tahun.", True),
+     ("lama", "Kerja Praktik adalah mata kuliah wajib dengan bobot 3 SKS.", False),
+     ("lama", "Skripsi dapat diambil setelah lulus 120 SKS.", False),
+     ("lama", "Dinasti Ming (1368 - 1644) didirikan oleh pemberontakan petani.", True),
+     ("lama", "Pertempuran berlangsung dari 11 Oktober hingga 12 Oktober 1942.", True),
+     ("lama", "Ia dipenjara sejak tahun 1669 sampai meninggal pada tahun 1703.", True),
+     ("lama", "Kerajaan ini berdiri pada tahun 1293.", False)],
 )
 def test_a_sentence_carries_the_named_unit(unit, sentence, ok):
     from generation.answer_type import unit_ok
