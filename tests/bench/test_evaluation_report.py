@@ -254,3 +254,21 @@ def test_the_index_own_calibration_is_reported_beside_the_bundled_model(tmp_path
     assert "| bundled (`generation/data/abstention.json`) | 1 / 1 / 0 (n=2) | 2 / 0 (n=2) |" in text
     assert "With the index's own calibration: It answered 50.0% of the answerable questions (target ≥ 85%: missed)" in text
     assert "the index's own calibration | 1 / 0 / 1 (n=2)" in text.split("## Summary", 1)[1]
+
+
+def test_the_dev_set_is_compared_with_the_first_plan_category_by_category():
+    plan = {"prosedur": (4, 5), "tidak_terjawab": (13, 13), "fakta": (14, 15)}
+    lines = "\n".join(ev.first_plan_markdown({"prosedur": (2, 5), "tidak_terjawab": (12, 13), "fakta": (15, 15)}, plan))
+    assert "| prosedur | 4 / 5 | 2 / 5 | -2 |" in lines
+    assert "| tidak_terjawab | 13 / 13 | 12 / 13 | -1 |" in lines
+    assert "| fakta | 14 / 15 | 15 / 15 | +1 |" in lines
+    assert "more than one item below the first plan: prosedur (-2)" in lines
+    within = "\n".join(ev.first_plan_markdown({"prosedur": (3, 5), "tidak_terjawab": (13, 13), "fakta": (14, 15)}, plan))
+    assert "No category is more than one item below the first plan." in within
+    resized = "\n".join(ev.first_plan_markdown({"prosedur": (3, 6), "tidak_terjawab": (13, 13), "fakta": (14, 15)}, plan))
+    assert "| prosedur | 4 / 5 | 3 / 6 | not compared (n differs) |" in resized
+
+
+def test_the_dev_report_carries_the_first_plan_comparison(report):
+    dev = _section(report, "1.")
+    assert "first plan" in dev and "| category | first plan | now | change |" in dev
