@@ -119,6 +119,10 @@ FITTED_ON: list[dict[str, Any]] = [
              "duration also on the IDK-MRC tune split's \"berapa lama\" questions), but the classes were chosen after "
              "reading the dev set's misses (A52, A18)",
      "fitted_on": ["dev", "idkmrc-tune"]},
+    {"what": "List answers name their items (`compose.list_item`, `list_start`, `MAX_LIST_LINES` = 12, 2026-11-24): "
+             "rendering with one set constant, tested on made-up pages; the class was chosen after reading the dev "
+             "set's \"daftar\" misses",
+     "fitted_on": ["dev"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
     {"what": "Soft anchor words (general stopwords)", "fitted_on": ["external"],

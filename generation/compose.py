@@ -12,7 +12,7 @@ from generation.types import Source
 
 __all__ = [
     "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "combine_parts", "compose_answer", "disagree_by_year", "display", "newest_first",
-    "whole_date",
+    "list_item", "list_start", "whole_date",
 ]
 
 ABSTAIN_MESSAGE = (
@@ -121,6 +121,34 @@ def answer_label(question: str) -> str:
     return label[:1].upper() + label[1:]
 
 
+# A list's item line: a short label, a colon, then what it is ("Komunitas ETH0: jaringan komputer …", "Software
+# Engineer: merancang …") or a table row of "Field: value" pairs ("Beasiswa: KIP Kuliah; Penyelenggara: …"). A
+# sentence ending in a colon introduces a list and is no item.
+_ITEM = re.compile(r"^(?P<label>[^:;]{2,80}?):\s+(?P<rest>\S.*)$")
+
+
+def list_item(text: str) -> str | None:
+    """The name an item line gives its item (the label, or a table row's first value), or None for prose."""
+    m = _ITEM.match(text.strip())
+    if m is None:
+        return None
+    pairs = [part.strip() for part in m["rest"].split(";")]
+    if len(pairs) > 1 and _ITEM.match(pairs[1]):  # a table row: the label names the column, the value the item
+        return pairs[0].rstrip(".")
+    return m["label"].strip()
+
+
+def list_start(texts: Sequence[str], best: int) -> int:
+    """Where a list answer starts when its best line is ``texts[best]`` (lines of one chunk, in page order): an item
+    line in a run of items starts the list at the run's first item, with the sentence that introduces the run."""
+    if list_item(texts[best]) is None:
+        return best
+    start = best
+    while start > 0 and list_item(texts[start - 1]) is not None:
+        start -= 1
+    return start - 1 if start > 0 else start
+
+
 def compose_answer(
     span: str | None, support: Sequence[EvidenceSentence], *, as_list: bool = False, question: str = ""
 ) -> tuple[str, tuple[Source, ...]]:
@@ -130,7 +158,11 @@ def compose_answer(
     if as_list:
         _, sources = cite(support)
         marks = " ".join(f"[{i}]" for i in range(1, len(sources) + 1))
-        return "\n".join(s.text.rstrip() for s in support) + f" {marks}", sources
+        items = [list_item(s.text) for s in support]
+        if sum(item is not None for item in items) < 2:  # prose lines ("Telah lulus minimal 100 SKS.") stay whole
+            items = [None] * len(support)
+        lines = [f"- {item}" if item is not None else s.text.rstrip() for s, item in zip(support, items, strict=True)]
+        return "\n".join(lines) + f" {marks}", sources
     cited, sources = cite(support)
     body = " ".join(cited)
     if len(support) == 2 and disagree_by_year(support[0], support[1]):

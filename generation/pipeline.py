@@ -30,6 +30,8 @@ from generation.compose import (
     compose_answer,
     disagree_by_year,
     display,
+    list_item,
+    list_start,
     newest_first,
     whole_date,
 )
@@ -81,6 +83,9 @@ logger = logging.getLogger(__name__)
 # larger than any sentence's score range (the weighted components stay within about ±1), so it goes last; set, not
 # fitted
 EXCLUDED_PENALTY = 1.0
+# A list answer shows at most this many lines (the introducing sentence and its items); set, not fitted: the sample
+# site's longest list (eight student communities after two introducing sentences) fits
+MAX_LIST_LINES = 12
 SPAN_SENTENCE_MIN = 0.85  # a model span is kept only inside a sentence scoring ≥ this share of the best one
 
 # How an evidence sentence is scored: a weighted sum of its components (_Evidence.components, each in 0..1 except
@@ -923,18 +928,25 @@ class AnswerPipeline:
         return joined if len(joined) <= 300 else None
 
     def _choose_list(self, ev: _Evidence) -> list[EvidenceSentence]:
-        """A list question: the best sentence and the lines that follow it in the same chunk (the items)."""
+        """A list question: the best sentence and the lines that follow it in the same chunk (the items). When the
+        best line is an item in the middle of a run ("Akademisi dan Peneliti: …"), the list starts with the sentence
+        introducing the run (compose.list_start); an item line counts by the name it shows (compose.list_item)."""
         order = sorted(range(len(ev.sentences)), key=lambda i: -ev.scores[i])
         best = order[0]
-        chosen = [ev.sentences[best]]
-        used = len(chosen[0].text)
-        for s in ev.sentences[best + 1 :]:
-            if s.chunk_id != chosen[0].chunk_id or len(chosen) >= 8 or s.text.rstrip().endswith("?"):
+        same = [i for i, s in enumerate(ev.sentences) if s.chunk_id == ev.sentences[best].chunk_id]
+        at = same.index(best)
+        first = same[list_start([ev.sentences[i].text for i in same], at)]
+        chosen: list[EvidenceSentence] = []
+        used = 0
+        for s in ev.sentences[first:]:
+            if s.chunk_id != ev.sentences[best].chunk_id or len(chosen) >= MAX_LIST_LINES or (
+                    chosen and s.text.rstrip().endswith("?")):
                 break
-            if used + len(s.text) > self.config.max_answer_chars:
+            size = len(list_item(s.text) or s.text)
+            if chosen and used + size > self.config.max_answer_chars:
                 break
             chosen.append(s)
-            used += len(s.text)
+            used += size
         return chosen
 
     def _choose_sentences(self, ev: _Evidence, span: str | None) -> list[EvidenceSentence]:

@@ -64,6 +64,14 @@ PAGES = [
         "ukmt", "/kemahasiswaan/ukmt.html", "Unit Kegiatan Mahasiswa Teknik (UKMT)",
         "UKMT juga membuka kelas robot dan mikrokontroler setiap Sabtu pagi.",
     ),
+    (  # a list page: a sentence introducing the list, then one "Name: description" line per item
+        "profil", "/profil/profil-lulusan.html", "Profil Lulusan",
+        "Kurikulum dirancang untuk menghasilkan lulusan dengan profil berikut:\n"
+        "Pengembang Perangkat Lunak: merancang, membangun, dan menguji aplikasi berskala besar\n"
+        "Analis Data: mengolah dan menganalisis data untuk mendukung keputusan organisasi\n"
+        "Administrator Jaringan: merancang dan mengamankan infrastruktur jaringan komputer\n"
+        "Peneliti dan Akademisi: melanjutkan studi pascasarjana dan meneliti di bidang informatika",
+    ),
     (  # a community page: prose about the community, then its facts as "Label: value" rows without its name
         "korbi", "/kemahasiswaan/korbi.html", "Komunitas Robotika (KORBI)",
         "Komunitas Robotika (KORBI) adalah wadah mahasiswa yang tertarik pada robot dan sistem tertanam. "

@@ -73,3 +73,44 @@ def test_a_lead_that_is_no_part_of_one_date_stays() -> None:
     assert whole_date("2024", "Dibuka 1 Mei 2024 dan ditutup 30 Juni 2024.") == "2024"
     assert whole_date("2030", "Visi: unggul pada tahun 2030.") == "2030"
     assert whole_date("2", "Ujian pada 12 Mei 2024.") == "2"  # a digit inside another number is no part of it
+
+
+# A list answer names its items: a page's "Name: description" lines (a community and what it does, a graduate
+# profile and its work) show as their names, a table row ("Beasiswa: KIP Kuliah; Penyelenggara: …") as its first
+# value, so every item fits; prose lines ("Telah lulus minimal 100 SKS.") stay whole.
+def test_a_list_answer_names_its_items() -> None:
+    from generation.compose import list_item
+
+    lines = [_s("Mahasiswa dapat bergabung dengan komunitas berikut."),
+             _s("Komunitas Fun Java: pemrograman berorientasi objek dengan bahasa Java"),
+             _s("Google Developer Student Club (GDSC) UIN Malang: teknologi Google untuk pengembang: Flutter"),
+             _s("Komunitas: Komunitas MOCAP (Mobile Computing); Fokus: pemrograman aplikasi mobile"),
+             _s("Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: keluarga kurang mampu")]
+    text, sources = compose_answer(None, lines, as_list=True)
+    assert text.splitlines() == ["Mahasiswa dapat bergabung dengan komunitas berikut.", "- Komunitas Fun Java",
+                                 "- Google Developer Student Club (GDSC) UIN Malang", "- Komunitas MOCAP (Mobile Computing)",
+                                 "- KIP Kuliah [1]"]
+    assert len(sources) == 1
+    assert list_item("Telah lulus minimal 100 SKS.") is None
+    assert list_item("Kurikulum dirancang untuk menghasilkan lulusan dengan profil berikut:") is None
+
+
+def test_a_list_of_prose_lines_stays_whole() -> None:
+    lines = [_s("Syarat Kerja Praktik:"), _s("Telah lulus minimal 100 SKS."),
+             _s("Mengisi formulir pengajuan PKL dan mendapat persetujuan Koordinator PKL.")]
+    text, _ = compose_answer(None, lines, as_list=True)
+    assert text.splitlines() == ["Syarat Kerja Praktik:", "Telah lulus minimal 100 SKS.",
+                                 "Mengisi formulir pengajuan PKL dan mendapat persetujuan Koordinator PKL. [1]"]
+
+
+def test_a_list_starts_where_its_items_start() -> None:
+    # the best-scored line is an item in the middle of the run: the list starts at the sentence introducing it
+    from generation.compose import list_start
+
+    texts = ["Profil lulusan prodi.", "Kurikulum dirancang untuk menghasilkan lulusan dengan profil berikut:",
+             "Software Engineer: merancang perangkat lunak", "Data Scientist: menganalisis data",
+             "Akademisi dan Peneliti: melanjutkan studi", "Capaian pembelajaran lulusan mencakup sikap."]
+    assert list_start(texts, 4) == 1
+    assert list_start(texts, 1) == 1  # the introducing sentence itself
+    assert list_start(texts, 5) == 5  # prose after the run is no item
+    assert list_start(["Software Engineer: merancang", "Data Scientist: menganalisis"], 1) == 0

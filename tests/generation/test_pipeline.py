@@ -351,3 +351,15 @@ async def test_a_run_on_output_leads_with_its_first_statement_that_a_strong_sent
     assert "informatika@unusa" not in text
     features = next(s for s in answer.trace.steps if s["step"] == "features")
     assert features["span_accepted"] == 1.0 and features["span_in_cited"] == 1.0
+
+
+async def test_a_list_question_names_the_items_of_the_page(make_pipeline):
+    """"Apa saja …": the sentence introducing the list, then each item by its name (compose.list_item), even when
+    the best-scored line is an item in the middle of the list."""
+    pipe = make_pipeline(FakeGenerator(default="tidak tahu"))
+    answer = await pipe.answer("profil lulusan informatika apa aja sih?", [])
+    lines = answer.answer.splitlines()
+    assert lines[0] == "Kurikulum dirancang untuk menghasilkan lulusan dengan profil berikut:", answer.answer
+    assert [x.split(" [")[0] for x in lines[1:]] == ["- Pengembang Perangkat Lunak", "- Analis Data",
+                                                      "- Administrator Jaringan", "- Peneliti dan Akademisi"]
+    _check_record(answer)
