@@ -23,8 +23,13 @@ _TITLE = re.compile(
 )
 _MONEY = re.compile(r"\brp\.?\s?\d|\brupiah\b|\b\d{1,3}(\.\d{3})+\b|\bjuta\b|\bribu\b|\bgratis\b|\bbebas\b|\bpembebasan\b",
                     re.IGNORECASE)
-_LIST = re.compile(r"\b(apa|siapa|mana|mata kuliah apa|dosen mana)\s+(saja|aja)\b|\bsebutkan\b|\bdaftar\b|\bapa-apa\b",
+_LIST = re.compile(r"\b(apa|siapa|mana|mata kuliah apa|dosen mana)\s+(saja|aja)\b|\bsebutkan\b|\bapa-apa\b",
                    re.IGNORECASE)
+# "daftar" is the noun "list" ("daftar dosen") and the verb "register" ("daftarnya kapan", "cara daftar",
+# "daftar ulang"): it asks for a list only without a question word for one answer
+_DAFTAR = re.compile(r"\bdaftar\b(?!\s+ulang\b)", re.IGNORECASE)
+_ONE_ANSWER = re.compile(r"\b(kapan|berapa|bagaimana|gimana|gmn|cara|caranya|dimana|di\s?mana|mana|syarat|syaratnya|"
+                         r"bisa|boleh|apakah)\b", re.IGNORECASE)
 
 
 def expected_type(question: str) -> str | None:
@@ -85,7 +90,7 @@ def type_ok(kind: str | None, text: str) -> bool:
 
 
 def is_list_question(question: str) -> bool:
-    return bool(_LIST.search(question))
+    return bool(_LIST.search(question)) or (bool(_DAFTAR.search(question)) and not _ONE_ANSWER.search(question))
 
 
 # Units a "berapa <unit>" question names, each with the words a page may count it in. A sentence that gives a number

@@ -127,26 +127,51 @@ def answer_label(question: str) -> str:
 _ITEM = re.compile(r"^(?P<label>[^:;]{2,80}?):\s+(?P<rest>\S.*)$")
 
 
+_LABEL_GLUE = frozenset("dan atau & untuk di ke dari dengan yang of and the".split())
+# a sentence that introduces the lines after it: "… profil berikut:", "… antara lain", "… meliputi"
+_INTRODUCES = re.compile(r":\s*$|\b(berikut|antara lain|meliputi|yaitu|sebagai berikut)\b", re.IGNORECASE)
+
+
+def _names_something(label: str) -> bool:
+    """A label that is a name ("Software Engineer", "Komunitas ETH0", "Data Science Enthusiast (DSE)"): every
+    content word capitalised; one word only when it is no Indonesian word ("Python", not "Catatan")."""
+    from retrieval.analyzer import is_dictionary_word
+
+    content = [w for w in label.split() if w.lower() not in _LABEL_GLUE]
+    if not content or not all(w[0].isupper() or w[0].isdigit() or w[0] == "(" for w in content):
+        return False
+    return len(content) > 1 or not is_dictionary_word(content[0].lower().strip("()"))
+
+
 def list_item(text: str) -> str | None:
-    """The name an item line gives its item (the label, or a table row's first value), or None for prose."""
+    """The name an item line gives its item, or None for prose: a table row's first value ("Beasiswa: KIP Kuliah;
+    Penyelenggara: …"), or a name followed by a description ("Komunitas ETH0: jaringan komputer …"). A field and
+    its value ("Jabatan Fungsional: Guru Besar", "NIP: 1968…") describe one record and are no item; neither is a
+    step with a colon ("Perhatikan batas SKS: maksimal 24 SKS …")."""
     m = _ITEM.match(text.strip())
     if m is None:
         return None
     pairs = [part.strip() for part in m["rest"].split(";")]
     if len(pairs) > 1 and _ITEM.match(pairs[1]):  # a table row: the label names the column, the value the item
         return pairs[0].rstrip(".")
-    return m["label"].strip()
+    label, rest = m["label"].strip(), m["rest"]
+    return label if rest[:1].islower() and _names_something(label) else None
 
 
 def list_start(texts: Sequence[str], best: int) -> int:
     """Where a list answer starts when its best line is ``texts[best]`` (lines of one chunk, in page order): an item
-    line in a run of items starts the list at the run's first item, with the sentence that introduces the run."""
+    line in a run of at least two items starts the list at the run's first item, or at the sentence before it
+    when that sentence introduces the run ("… profil berikut:")."""
     if list_item(texts[best]) is None:
         return best
-    start = best
+    start, end = best, best
     while start > 0 and list_item(texts[start - 1]) is not None:
         start -= 1
-    return start - 1 if start > 0 else start
+    while end + 1 < len(texts) and list_item(texts[end + 1]) is not None:
+        end += 1
+    if end == start:  # a lone line with a colon is no list
+        return best
+    return start - 1 if start > 0 and _INTRODUCES.search(texts[start - 1]) else start
 
 
 def compose_answer(

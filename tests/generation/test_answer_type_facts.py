@@ -133,3 +133,15 @@ def test_the_course_table_does_not_answer_when_or_where(question):
     assert not facts_usable({"semester": 3}, COURSES, question)
     assert facts_usable({"semester": 3}, COURSES, "mata kuliah semester 3 apa saja")
     assert facts_usable({"semester": 3}, COURSES, "mata kuliah semester 3 mana saja yang wajib")
+
+
+@pytest.mark.parametrize(("question", "is_list"), [
+    ("beasiswa apa aja yang ada", True), ("sebutkan dosen bidang jaringan", True), ("daftar dosen informatika", True),
+    ("daftarnya kapan ya", False), ("daftar kapan", False), ("cara daftar beasiswa gimana", False), ("daftar ulang sampai tanggal berapa", False),
+])
+def test_daftar_asks_for_a_list_only_as_a_noun(question, is_list):
+    # "daftar" is also the verb "register": with a question word for one answer (kapan, berapa, cara) it asks
+    # when or how to register, not for a list
+    from generation.answer_type import is_list_question
+
+    assert is_list_question(question) is is_list

@@ -114,3 +114,26 @@ def test_a_list_starts_where_its_items_start() -> None:
     assert list_start(texts, 1) == 1  # the introducing sentence itself
     assert list_start(texts, 5) == 5  # prose after the run is no item
     assert list_start(["Software Engineer: merancang", "Data Scientist: menganalisis"], 1) == 0
+
+
+def test_a_record_or_a_procedure_is_no_list_of_named_items() -> None:
+    # one lecturer's fields (values, not descriptions) and steps with a colon keep their whole lines
+    from generation.compose import list_item
+
+    record = [_s("Nama: Prof. Dr. Suhartono, S.Si., M.Kom."), _s("NIP: 196805012000031001"),
+              _s("Jabatan Fungsional: Guru Besar")]
+    text, _ = compose_answer(None, record, as_list=True)
+    assert text.splitlines()[0] == "Nama: Prof. Dr. Suhartono, S.Si., M.Kom."
+    assert list_item("Perhatikan batas SKS: maksimal 24 SKS jika IP semester sebelumnya minimal 3,00") is None
+    assert list_item("Catatan: mahasiswa wajib hadir tepat waktu") is None
+    assert list_item("Python: bahasa pemrograman untuk analisis data") == "Python"
+
+
+def test_a_lone_item_line_does_not_move_the_start_of_a_list() -> None:
+    from generation.compose import list_start
+
+    steps = ["Pilih menu KRS, lalu pilih mata kuliah.", "Software Engineer: merancang perangkat lunak",
+             "Cetak KRS yang telah divalidasi."]
+    assert list_start(steps, 1) == 1
+    # without a sentence introducing it, the run starts at its first item
+    assert list_start(["Profil lulusan prodi.", "Software Engineer: merancang", "Data Scientist: menganalisis"], 2) == 1
