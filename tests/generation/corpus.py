@@ -65,7 +65,7 @@ PAGES = [
         "UKMT juga membuka kelas robot dan mikrokontroler setiap Sabtu pagi.",
     ),
     (  # a list page: a sentence introducing the list, then one "Name: description" line per item
-        "profil", "/profil/profil-lulusan.html", "Profil Lulusan",
+        "profil-lulusan", "/profil/profil-lulusan.html", "Profil Lulusan",
         "Kurikulum dirancang untuk menghasilkan lulusan dengan profil berikut:\n"
         "Pengembang Perangkat Lunak: merancang, membangun, dan menguji aplikasi berskala besar\n"
         "Analis Data: mengolah dan menganalisis data untuk mendukung keputusan organisasi\n"

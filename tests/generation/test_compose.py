@@ -137,3 +137,11 @@ def test_a_lone_item_line_does_not_move_the_start_of_a_list() -> None:
     assert list_start(steps, 1) == 1
     # without a sentence introducing it, the run starts at its first item
     assert list_start(["Profil lulusan prodi.", "Software Engineer: merancang", "Data Scientist: menganalisis"], 2) == 1
+
+
+def test_the_test_corpus_names_every_page_once() -> None:
+    # the store keys pages by doc_id: a repeated id silently replaces a page in the tests that store the corpus
+    from tests.generation.corpus import documents
+
+    ids = [d.doc_id for d in documents()]
+    assert len(ids) == len(set(ids))
