@@ -118,8 +118,10 @@ def _written_degenerate(r: ItemResult) -> bool:
     text = strip_citations(r.answer)
     if not r.context:
         return check_degenerate(text).degenerate
-    flat = [" ".join(c.split()) for c in r.context]
-    written = [s for line in text.splitlines() for s in sentences(line) if not any(" ".join(s.split()) in c for c in flat)]
+    # case, punctuation, spacing and bracketed numbers aside ("[6]" reads as a citation marker in both)
+    flat = [normalize(strip_citations(c)) for c in r.context]
+    written = [s for line in text.splitlines() for s in sentences(line)
+               if not (normalize(s) and any(normalize(s) in c for c in flat))]
     if not written:
         return False
     context_words = frozenset(w for c in r.context for w in words(c))

@@ -137,3 +137,12 @@ def test_degenerate_check_skips_what_the_reply_quotes_from_its_sources():
     # without the context the checker cannot tell a quote from a loop, and flags the quote too
     ok.context = []
     assert summarize([ok], None)["degenerate_n"] == 1
+
+
+
+def test_a_quote_keeps_its_source_markup_out_of_the_degeneration_count():
+    # a Wikipedia sentence with a leftover tag, quoted after the reply's own lead: the tag is the page's
+    source = 'Kesultanan Utsmaniyah (Ottoman Turkish: Devlet-i <u data-x="1">s</u>mâniyye;[6]) berdiri pada 1299.'
+    item = _item("q", answer=f"Kesultanan berdiri pada 1299.\n{source} [1]", golds=["1299"])
+    item.context = ["Sejarah. " + source.replace(" berdiri", "  berdiri")]
+    assert summarize([item], None)["degenerate_n"] == 0
