@@ -221,14 +221,10 @@ class Calibrator:
             features = prior.features
         x = signal_matrix(rows, features)
         y = np.asarray([bool(a) and bool(c) for a, c in zip(answerable, correct, strict=True)], dtype=np.float64)
-        if prior is not None:
-            mean, scale = np.asarray(prior.mean), np.asarray(prior.scale)
-        else:
-            mean = measured_means(x)
-            x = np.where(np.isnan(x), mean, x)
-            scale = x.std(axis=0)
-            scale[scale < 1e-6] = 1.0
+        mean = np.asarray(prior.mean) if prior is not None else measured_means(x)
         x = np.where(np.isnan(x), mean, x)  # a signal that was not measured takes the mean: it adds nothing
+        spread = x.std(axis=0)
+        scale = np.asarray(prior.scale) if prior is not None else np.where(spread < 1e-6, 1.0, spread)
         z = np.hstack([(x - mean) / scale, np.ones((x.shape[0], 1))])
         prior_w = None if prior is None else np.asarray(prior.weights)
         pinned: list[int] = []

@@ -933,14 +933,12 @@ class AnswerPipeline:
         introducing the run (compose.list_start); an item line counts by the name it shows (compose.list_item)."""
         order = sorted(range(len(ev.sentences)), key=lambda i: -ev.scores[i])
         best = order[0]
-        same = [i for i, s in enumerate(ev.sentences) if s.chunk_id == ev.sentences[best].chunk_id]
-        at = same.index(best)
-        first = same[list_start([ev.sentences[i].text for i in same], at)]
+        lines = [s for s in ev.sentences if s.chunk_id == ev.sentences[best].chunk_id]  # the best line's chunk, in order
+        first = list_start([s.text for s in lines], lines.index(ev.sentences[best]))
         chosen: list[EvidenceSentence] = []
         used = 0
-        for s in ev.sentences[first:]:
-            if s.chunk_id != ev.sentences[best].chunk_id or len(chosen) >= MAX_LIST_LINES or (
-                    chosen and s.text.rstrip().endswith("?")):
+        for s in lines[first:]:
+            if len(chosen) >= MAX_LIST_LINES or (chosen and s.text.rstrip().endswith("?")):
                 break
             size = len(list_item(s.text) or s.text)
             if chosen and used + size > self.config.max_answer_chars:
