@@ -4,7 +4,11 @@ of the right topic but without the right kind of answer is not support."""
 
 from __future__ import annotations
 
+import functools
 import re
+
+from generation.text import words
+from retrieval.normalize import colloquial_spellings
 
 __all__ = ["expected_type", "expected_unit", "is_list_question", "type_ok", "unit_ok"]
 
@@ -28,8 +32,16 @@ _LIST = re.compile(r"\b(apa|siapa|mana|mata kuliah apa|dosen mana)\s+(saja|aja)\
 # "daftar" is the noun "list" ("daftar dosen") and the verb "register" ("daftarnya kapan", "cara daftar",
 # "daftar ulang"): it asks for a list only without a question word for one answer
 _DAFTAR = re.compile(r"\bdaftar\b(?!\s+ulang\b)", re.IGNORECASE)
-_ONE_ANSWER = re.compile(r"\b(kapan|berapa|bagaimana|gimana|gmn|cara|caranya|dimana|di\s?mana|mana|syarat|syaratnya|"
-                         r"bisa|boleh|apakah)\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def _one_answer_words() -> frozenset[str]:
+    """Question words that want one answer (a time, an amount, a way, a place, a condition, yes or no), with "-kah"
+    and "-nya" and their colloquial spellings from the lexicon (as generation.text builds its word classes).
+    On the IDK-MRC tune split, both questions holding "daftar" use it as the noun with "kapan(kah)" and want a year."""
+    formal = frozenset("kapan berapa bagaimana cara dimana mana syarat bisa boleh apakah".split())
+    forms = formal | {f"{w}{suffix}" for w in formal for suffix in ("kah", "nya")}
+    return forms | frozenset(w for w in colloquial_spellings(formal) if len(w) >= 3)
 
 
 def expected_type(question: str) -> str | None:
@@ -90,7 +102,9 @@ def type_ok(kind: str | None, text: str) -> bool:
 
 
 def is_list_question(question: str) -> bool:
-    return bool(_LIST.search(question)) or (bool(_DAFTAR.search(question)) and not _ONE_ANSWER.search(question))
+    if _LIST.search(question):
+        return True
+    return bool(_DAFTAR.search(question)) and _one_answer_words().isdisjoint(words(question))
 
 
 # Units a "berapa <unit>" question names, each with the words a page may count it in. A sentence that gives a number

@@ -149,11 +149,13 @@ def list_item(text: str) -> str | None:
     its value ("Jabatan Fungsional: Guru Besar", "NIP: 1968…") describe one record and are no item; neither is a
     step with a colon ("Perhatikan batas SKS: maksimal 24 SKS …")."""
     m = _ITEM.match(text.strip())
-    if m is None:
+    # a label inside an open parenthesis or after a comma is a clause of prose ("Kromosom (Greek: chroma; …)",
+    # "General Electric Company, atau GE, NYSE: adalah …")
+    if m is None or m["label"].count("(") != m["label"].count(")") or "," in m["label"]:
         return None
     pairs = [part.strip() for part in m["rest"].split(";")]
     if len(pairs) > 1 and _ITEM.match(pairs[1]):  # a table row: the label names the column, the value the item
-        return pairs[0].rstrip(".")
+        return pairs[0].rstrip(".") if len(pairs[0]) <= 80 else None
     label, rest = m["label"].strip(), m["rest"]
     return label if rest[:1].islower() and _names_something(label) else None
 
