@@ -122,8 +122,10 @@ FITTED_ON: list[dict[str, Any]] = [
     {"what": "List answers name their items (`compose.list_item`, `list_start`, `MAX_LIST_LINES` = 12, 2026-11-24): "
              "rendering with one set constant, tested on made-up pages; the class was chosen after reading the dev "
              "set's \"daftar\" misses, and what is no item (a record's fields, a step with a colon) and \"daftar\" "
-             "as the verb after reading the informal set's replies to it",
-     "fitted_on": ["dev", "informal"]},
+             "as the verb after reading the informal set's replies to it; what is prose (a label in an open "
+             "parenthesis or with a comma) and the one-answer question words were checked on the IDK-MRC tune split; "
+             "the introducing words (\"berikut\", \"meliputi\") and the label's function words are set, not fitted",
+     "fitted_on": ["dev", "informal", "idkmrc-tune"]},
     {"what": "Colloquial lexicon (query normalisation)", "fitted_on": ["external"],
      "source": "Colloquial Indonesian Lexicon, Salsabila et al. 2018 (IALP)"},
     {"what": "Soft anchor words (general stopwords)", "fitted_on": ["external"],
