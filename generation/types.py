@@ -64,6 +64,9 @@ class Answer:
     stop_reason: str
     latency_ms: float
     trace: Trace | None = None
+    # substrings of ``answer`` to mark (the reader's answer span): bold on Telegram (HTML), *…* on WhatsApp, <strong>
+    # on the web page; plain where a channel has no markup
+    highlights: tuple[str, ...] = ()
 
     @property
     def trace_id(self) -> str:
@@ -78,5 +81,6 @@ class Answer:
             "iterations": self.iterations,
             "stop_reason": self.stop_reason,
             "latency_ms": round(float(self.latency_ms), 1),
+            "highlights": list(self.highlights),
             "trace": self.trace.as_json() if self.trace else None,
         }

@@ -8,9 +8,30 @@ from collections.abc import Iterable, Sequence
 
 from generation.types import Source
 
-__all__ = ["format_sources_html", "format_sources_plain", "split_message"]
+__all__ = ["format_sources_html", "format_sources_plain", "mark", "split_message"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+def mark(text: str, highlights: Sequence[str], left: str, right: str) -> str:
+    """``text`` with the first occurrence of each highlight (the reader's answer span) wrapped in ``left`` … ``right``
+    (``<b>``/``</b>`` on escaped Telegram HTML, ``*``/``*`` on WhatsApp). A highlight not in the text, or one that
+    overlaps a highlight already marked, is left as it is: marking never changes the words."""
+    taken: list[tuple[int, int]] = []
+    for h in highlights:
+        h = h.strip()
+        if not h:
+            continue
+        at = text.find(h)
+        if at < 0 or any(a < at + len(h) and at < b for a, b in taken):
+            continue
+        taken.append((at, at + len(h)))
+    out, pos = [], 0
+    for a, b in sorted(taken):
+        out += [text[pos:a], left, text[a:b], right]
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _hard_split(piece: str, limit: int) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Message, Update
@@ -33,7 +34,7 @@ from telegram.ext import (
 
 from handlers import texts
 from handlers.chat import COMMANDS, ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
-from handlers.formatting import format_sources_html, split_message
+from handlers.formatting import format_sources_html, mark, split_message
 from handlers.progress import answer_with_progress
 
 __all__ = ["TelegramHandlers", "escape_and_split"]
@@ -45,11 +46,17 @@ CALLBACK_DATA_LIMIT = 64  # bytes of a button's callback data
 TYPING_INTERVAL = 4.0
 
 
-def escape_and_split(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
-    """HTML-escape ``text`` and split it into parts that stay under ``limit`` after escaping."""
+def escape_and_split(text: str, limit: int = TELEGRAM_LIMIT, highlights: Sequence[str] = ()) -> list[str]:
+    """HTML-escape ``text`` and split it into parts that stay under ``limit`` after escaping; each highlight (the
+    reader's answer span) is set in bold (``<b>``) in the part that holds it."""
+    marks = [html.escape(h, quote=False) for h in highlights]
+
+    def render(part: str) -> str:
+        return mark(html.escape(part, quote=False), marks, "<b>", "</b>")
+
     budget = limit
     while budget >= 64:
-        parts = [html.escape(p, quote=False) for p in split_message(text, budget)]
+        parts = [render(p) for p in split_message(text, budget)]
         if all(len(p) <= limit for p in parts):
             return parts
         budget = int(budget * 0.8)
@@ -203,7 +210,7 @@ class TelegramHandlers:
         if reply.kind != "answer" and reply.sources:  # /sumber: the list itself, as links
             parts, sources = [format_sources_html(reply.sources, texts.SOURCES_HEADER)], ""
         else:
-            parts = escape_and_split(reply.text)
+            parts = escape_and_split(reply.text, highlights=reply.answer.highlights if reply.answer else ())
             sources = format_sources_html(reply.sources) if reply.sources else ""
         if sources:
             if parts and len(parts[-1]) + 2 + len(sources) <= TELEGRAM_LIMIT:

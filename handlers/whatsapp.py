@@ -54,7 +54,7 @@ from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
 
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
-from handlers.formatting import format_sources_plain, split_message
+from handlers.formatting import format_sources_plain, mark, split_message
 from handlers.progress import answer_with_progress
 from storage.dedup import MessageDeduper, UserState
 
@@ -532,6 +532,8 @@ class WhatsAppWebhook:
             logger.warning("WhatsApp: last inbound message of a user is older than 24 h; free-form reply not sent")
             return
         body = reply.text
+        if reply.answer is not None and reply.answer.highlights:  # the reader's answer span in WhatsApp's bold
+            body = mark(body, reply.answer.highlights, "*", "*")
         if reply.kind == "answer" and reply.sources:
             body = f"{body}\n\n{format_sources_plain(reply.sources)}"
         for part in split_message(body, TEXT_LIMIT):

@@ -47,12 +47,34 @@
     div.appendChild(wrap);
   }
 
-  function add(role, text, sources, isError, feedbackId) {
+  // text with the first occurrence of each highlight (the reader's answer span) in <strong>, built as DOM nodes
+  // (never innerHTML: the text is the page's and the student's, not markup)
+  function fill(p, text, highlights) {
+    var marks = [];
+    (highlights || []).forEach(function (h) {
+      var at = h ? text.indexOf(h) : -1;
+      if (at < 0) { return; }
+      var clash = marks.some(function (m) { return m[0] < at + h.length && at < m[1]; });
+      if (!clash) { marks.push([at, at + h.length]); }
+    });
+    marks.sort(function (a, b) { return a[0] - b[0]; });
+    var pos = 0;
+    marks.forEach(function (m) {
+      p.appendChild(document.createTextNode(text.slice(pos, m[0])));
+      var strong = document.createElement("strong");
+      strong.textContent = text.slice(m[0], m[1]);
+      p.appendChild(strong);
+      pos = m[1];
+    });
+    p.appendChild(document.createTextNode(text.slice(pos)));
+  }
+
+  function add(role, text, sources, isError, feedbackId, highlights) {
     var div = document.createElement("div");
     div.className = "msg " + role + (isError ? " error" : "");
     var p = document.createElement("p");
     p.style.margin = "0";
-    p.textContent = text;
+    fill(p, text, highlights);
     div.appendChild(p);
     if (sources && sources.length) {
       var label = document.createElement("p");
@@ -95,7 +117,8 @@
       if (!res.ok) {
         add("bot", res.data.error || "Mohon maaf, terjadi kendala. Silakan coba lagi.", null, true);
       } else {
-        add("bot", res.data.reply || res.data.answer || "", res.data.sources || [], false, res.data.feedback_id);
+        add("bot", res.data.reply || res.data.answer || "", res.data.sources || [], false, res.data.feedback_id,
+            res.data.highlights || []);
       }
     }).catch(function () {
       add("bot", "Mohon maaf, server tidak dapat dihubungi. Silakan coba lagi.", null, true);

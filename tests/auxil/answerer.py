@@ -100,6 +100,8 @@ class CorpusAnswerer:
             )
         score, sentence, doc = best
         trace.add("retrieve", url=doc.url, score=score)
+        # the span a reader would mark: here the longest question word the sentence holds, as the sentence spells it
+        matched = sorted((w for w in _WORD.findall(sentence) if w.lower() in wanted), key=len, reverse=True)
         return Answer(
             answer=sentence,
             abstained=False,
@@ -109,4 +111,5 @@ class CorpusAnswerer:
             stop_reason="supported",
             latency_ms=1.0,
             trace=trace,
+            highlights=tuple(matched[:1]),
         )

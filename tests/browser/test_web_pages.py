@@ -86,6 +86,9 @@ async def test_ask_on_the_web_page_and_see_the_answer_with_its_source_link(brows
         assert await link.first.get_attribute("href") == "http://prodi.test/profil/ketua"
         assert await link.first.text_content() == "Ketua Program Studi"
         assert "Supriyono" in await page.locator(".msg.bot").first.text_content()
+        # the answer span in bold, as text (never markup): the answerer marks "program" in its sentence
+        strong = page.locator(".msg.bot p strong")
+        assert await strong.count() == 1 and (await strong.first.text_content()).lower() == "program"
         assert await page.locator("#log").get_attribute("aria-live") == "polite"
         # keyboard only: the send button is reachable and the box is cleared for the next question
         assert await box.input_value() == ""
