@@ -43,7 +43,10 @@ class _Job:
 class LLMPool:
     """Owns ``workers`` generators built by ``factory`` (each in its own thread) and a bounded FIFO queue."""
 
-    def __init__(self, factory: Callable[[], Generator], workers: int = 1, timeout_s: float = 60) -> None:
+    def __init__(self, factory: Callable[[], Generator], workers: int = 1, timeout_s: float = 60, *,
+                 lazy: bool = False) -> None:
+        """``lazy``: load the models on the first ``ready``/``submit`` instead of at once (the reader answers
+        without the LLM, so a bot with ``ANSWERER=reader`` does not spend memory on it until something asks)."""
         if workers < 1:
             raise ValueError("workers must be at least 1 (LLM_WORKERS)")
         self._factory = factory
@@ -58,10 +61,18 @@ class LLMPool:
         self._startup_error: BaseException | None = None
         self._n_workers = workers
         self.generator: Generator | None = None  # the first worker's generator (prompt format, name, n_ctx)
-        for i in range(workers):
-            t = threading.Thread(target=self._worker, name=f"llm-worker-{i}", daemon=True)
-            self._threads.append(t)
-            t.start()
+        if not lazy:
+            self._start()
+
+    def _start(self) -> None:
+        """Start the workers (each loads its model), once."""
+        with self._cond:
+            if self._threads or self._closed:
+                return
+            for i in range(self._n_workers):
+                t = threading.Thread(target=self._worker, name=f"llm-worker-{i}", daemon=True)
+                self._threads.append(t)
+                t.start()
 
     # -- public ------------------------------------------------------------------------------------------------
     @property
@@ -77,6 +88,9 @@ class LLMPool:
 
     def wait_ready(self, timeout: float | None = None) -> Generator:
         """Block until the first model is loaded (re-raising a load error); returns that generator."""
+        self._start()
+        if self._closed and not self._threads:
+            raise PoolClosed("the LLM pool is closed")
         self._ready.wait(timeout)
         if self._startup_error is not None:
             raise self._startup_error
@@ -97,6 +111,7 @@ class LLMPool:
     ) -> Generation:
         """Queue one generation and await it. ``on_position(n)`` is awaited with the 1-based queue position when
         the request has to wait (and again when it moves up)."""
+        self._start()
         loop = asyncio.get_running_loop()
         job = _Job(prompt, max_tokens, tuple(stop), loop, loop.create_future())
         with self._cond:

@@ -134,3 +134,27 @@ async def test_two_workers_serve_in_parallel():
 def test_workers_must_be_positive():
     with pytest.raises(ValueError, match="LLM_WORKERS"):
         LLMPool(lambda: None, workers=0)
+
+
+async def test_a_lazy_pool_loads_its_model_on_first_use_only():
+    from generation.pool import LLMPool
+    from tests.auxil.fake_generator import FakeGenerator
+
+    built = []
+
+    def factory():
+        built.append(1)
+        return FakeGenerator(default="ok")
+
+    pool = LLMPool(factory, workers=1, timeout_s=10, lazy=True)
+    try:
+        assert built == []  # nothing loaded at construction
+        out = await pool.submit("halo", max_tokens=4)
+        assert out.text == "ok" and built == [1]
+    finally:
+        pool.close()
+    closed = LLMPool(factory, workers=1, timeout_s=10, lazy=True)
+    closed.close()
+    with pytest.raises(Exception, match="closed"):
+        closed.wait_ready(1)
+    assert built == [1]
