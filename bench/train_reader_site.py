@@ -1,0 +1,161 @@
+"""The reader's small in-domain step: study-programme pages are "Label: value" rows and lists, which IDK-MRC's
+Wikipedia prose never shows, so after training on IDK-MRC the reader takes a short second step on the sample site.
+
+Data (each item's gold spans, never its reply): the sample-site **dev** set (``tests/data/eval/answers.jsonl``) and the
+**informal** set (``informal.jsonl``), single-turn items only. Both blind sets (``informal_holdout.jsonl``,
+``informal_final.jsonl``) and the IDK-MRC check split stay held out. The sample site is crawled and indexed as
+``make eval`` does; each question's top chunks (as the pipeline would read them) become windows: the first
+occurrence of a gold span in a chunk is the target, a chunk without one (and every chunk of an unanswerable
+question) teaches "no answer". An equal number of IDK-MRC train windows is replayed in every epoch, so the step
+does not forget the prose it learned (their frozen-layer states come from the main run's cache).
+
+    python -m bench.train_reader_site     # after bench.train_reader; then bench.fit_reader_gate, bench.reader_card
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.train_reader import ROOT, Window
+from generation.reader.e5file import E5File
+from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
+
+SETS = ("answers.jsonl", "informal.jsonl")  # dev and informal; the blind sets are held out
+
+
+def site_examples(chunks_per_question: int) -> list[tuple[str, str, list[str], bool]]:
+    """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items."""
+    from bench.evaluation import build_fresh_index
+    from bot.sample_site import SampleSite
+    from bot.settings import Settings
+
+    items = []
+    for name in SETS:
+        for line in (ROOT / "tests" / "data" / "eval" / name).read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            if not item.get("conversation"):
+                items.append(item)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="prodi-reader-site-") as tmp, SampleSite() as site:
+        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
+                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        manager, _, _ = build_fresh_index(settings)
+        index = manager.current()
+        for item in items:
+            query = str(item["query"])
+            question = index.normalize_query(query, expand=False)
+            hits = index.search(index.normalize_query(query), chunks_per_question, "hybrid").hits
+            golds = [str(g) for g in item.get("answers") or [] if str(g).strip()]
+            for hit in hits:
+                out.append((question, str(hit.text), golds if item.get("answerable", True) else [],
+                            bool(item.get("answerable", True))))
+    return out
+
+
+def featurize_site(e5: E5File, cfg: ReaderConfig, examples) -> list[Window]:
+    feats = []
+    for n, (question, passage, golds, answerable) in enumerate(examples):
+        lower = passage.lower()
+        at = next(((lower.find(g.lower()), len(g)) for g in golds if lower.find(g.lower()) >= 0), None) if answerable else None
+        for win in windows_for(e5, cfg, question, passage):
+            start = end = 0
+            if at is not None:
+                a0, a1 = at[0], at[0] + at[1]
+                offs = win.offsets
+                inside = np.nonzero(offs[:, 0] >= 0)[0]
+                s = [i for i in inside if offs[i, 0] <= a0 < offs[i, 1]]
+                e = [i for i in inside if offs[i, 0] < a1 <= offs[i, 1]]
+                if s and e and e[0] >= s[0]:
+                    start, end = int(s[0]), int(e[0])
+            feats.append(Window(f"site-{n}", win.ids, win.offsets, start, end))
+    return feats
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=str(DEFAULT_DIR))
+    ap.add_argument("--work", default=str(ROOT / ".cache" / "reader-train"))
+    ap.add_argument("--chunks", type=int, default=3, help="top chunks per question (READER_CHUNKS)")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=3e-5)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=13)
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from bench import reader_torch as tm
+    from bench.reader_card import write_card
+
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    work, out_dir = Path(args.work), Path(args.out)
+    log_path = out_dir / "train_log.jsonl"
+    started = time.time()
+
+    def log(**row: object) -> None:
+        row = {"t": round(time.time() - started, 1), **row}
+        print(json.dumps(row, ensure_ascii=False), flush=True)
+        with open(log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    meta = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
+    cfg = ReaderConfig.from_json(meta["config"])
+    e5 = E5File()
+    examples = site_examples(args.chunks)
+    feats = featurize_site(e5, cfg, examples)
+    lower = tm.Lower(e5, cfg.frozen_layers).eval()
+    states = tm.run_lower(lower, [w.ids for w in feats])
+    cache_file = next(work.glob(f"cache-{cfg.frozen_layers}-{cfg.max_len}-0.pt"))
+    replay_cache = torch.load(cache_file)["train"]
+    state = torch.load(work / "state.pt", weights_only=False)
+    upper = tm.Upper(e5, cfg.frozen_layers)
+    upper.load_state_dict(state["model"])
+    log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
+        examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
+        replay_per_epoch=len(feats), args=vars(args), from_step=state["step"])
+    # the replayed IDK-MRC windows need their own Window records: rebuild them as the main run did
+    from bench.train_reader import featurize, load_examples
+    from bench.idkmrc import train_path
+
+    idk = featurize(e5, cfg, load_examples(train_path(None), None)["train"])
+    opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
+    for epoch in range(args.epochs):
+        replay = rng.sample(range(len(idk)), len(feats))
+        pool = [("site", i) for i in range(len(feats))] + [("idk", i) for i in replay]
+        rng.shuffle(pool)
+        upper.train()
+        t0, total = time.time(), 0.0
+        for k in range(0, len(pool), args.batch):
+            batch = pool[k:k + args.batch]
+            cache = [states[i] if src == "site" else replay_cache[i] for src, i in batch]
+            recs = [feats[i] if src == "site" else idk[i] for src, i in batch]
+            loss = tm.loss_for(upper, cache, recs, list(range(len(batch))))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(upper.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+            total += float(loss.detach())
+        log(event="site_epoch", epoch=epoch + 1, seconds=round(time.time() - t0, 1),
+            loss=round(total / max(1, (len(pool) + args.batch - 1) // args.batch), 4))
+    upper.eval()
+    tm.export(upper, cfg, out_dir)
+    meta_new = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
+    meta_new["site_step"] = {"sets": list(SETS), "held_out": ["informal_holdout.jsonl", "informal_final.jsonl"],
+                             "windows": len(feats), "epochs": args.epochs, "lr": args.lr}
+    (out_dir / "reader.json").write_text(json.dumps(meta_new, indent=2) + "\n", encoding="utf-8")
+    write_card(out_dir)
+    log(event="site_exported", seconds=round(time.time() - started, 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The reader's training code path end to end on a few dozen IDK-MRC questions (the CI smoke run): data split,
+cache of the frozen layers, training, calibration, export, model card; the exported weights load in the numpy
+reader and agree with the torch model they came from."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generation.reader import Reader
+from generation.reader.reader import CONFIG_FILE, WEIGHTS_FILE, sha256_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("reader")
+    work = tmp_path_factory.mktemp("work")
+    run = subprocess.run([sys.executable, "-m", "bench.train_reader", "--smoke", "24", "--epochs", "1",
+                          "--out", str(out), "--work", str(work), "--threads", "2"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return out
+
+
+def test_smoke_run_writes_weights_card_and_log(smoke):
+    meta = json.loads((smoke / CONFIG_FILE).read_text(encoding="utf-8"))
+    assert meta["sha256"] == sha256_of(smoke / WEIGHTS_FILE)
+    card = (smoke / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert "SMOKE RUN" in card and meta["sha256"] in card and "MIT" in card
+    events = [json.loads(line)["event"] for line in (smoke / "train_log.jsonl").read_text().splitlines()]
+    assert events[0] == "data" and {"cache", "epoch", "final", "exported"} <= set(events)
+
+
+def test_exported_weights_give_the_torch_logits_in_numpy(smoke):
+    import torch
+
+    from bench import reader_torch as tm
+
+    reader = Reader(smoke)
+    cfg = reader.config
+    from generation.reader.reader import windows_for
+
+    wins = windows_for(reader.e5, cfg, "Kapan program studi berdiri?",
+                       "Program studi Informatika berdiri pada tahun 2004 di Malang.")
+    (s_np, e_np), = reader.logits(wins)
+    lower = tm.Lower(reader.e5, cfg.frozen_layers).eval()
+    upper = tm.Upper(reader.e5, cfg.frozen_layers)
+    with np.load(smoke / WEIGHTS_FILE) as data:
+        for k, layer in enumerate(upper.layers):
+            i = cfg.frozen_layers + k
+            layer.load_e5({name: data[f"l{i}.{name}"].astype(np.float32)
+                           for name in ("q.w", "q.b", "k.w", "k.b", "v.w", "v.b", "ao.w", "ao.b", "aln.w", "aln.b",
+                                        "fi.w", "fi.b", "fo.w", "fo.b", "oln.w", "oln.b")})
+        with torch.no_grad():
+            upper.qa.weight.copy_(torch.from_numpy(data["qa.w"].astype(np.float32)))
+            upper.qa.bias.copy_(torch.from_numpy(data["qa.b"].astype(np.float32)))
+    ids = wins[0].ids[None]
+    mask = torch.ones(ids.shape, dtype=torch.bool)
+    with torch.no_grad():
+        logits = upper(lower(ids, mask), mask)[0].numpy()
+    assert np.allclose(logits[:, 0], s_np, atol=2e-3) and np.allclose(logits[:, 1], e_np, atol=2e-3)
