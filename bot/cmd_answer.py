@@ -298,6 +298,37 @@ def _calibration_report(before: Any, after: Any, how: str, n: int, path: Path | 
     return "\n".join(lines)
 
 
+def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: list[Any], fusion: dict[str, Any]) -> int:
+    """The reader's gate: the lowest threshold that refuses ``--target-refusal`` of the site's unanswerable questions
+    (DATA_DIR/calibration/reader.json)."""
+    from bot import wiring
+    from generation.reader.site import fit_threshold, load_threshold, save_threshold, threshold_figures
+
+    try:
+        current = wiring.build_pipeline_config(settings).reader_threshold
+        if current is None:
+            from generation.reader import Reader
+
+            current = Reader(settings.answers.reader_model_dir).config.threshold
+        after = fit_threshold(replies, args.target_refusal)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    before = threshold_figures(replies, current)
+    path = None if args.dry_run else (Path(args.out) if args.out else settings.reader_calibration_path)
+    if path is not None:
+        save_threshold(path, after, {"site_dataset": Path(args.dataset).name, "items": len(replies)})
+        load_threshold(path)  # what the pipeline will read back
+    how = f"the reader's threshold {current:.3f} → {after.threshold:.3f}"
+    if args.json:
+        print(json.dumps({"items": len(replies), "refitted": how, "before": before.as_json(), "after": after.as_json(),
+                          "model": str(path) if path else None, "fusion": fusion}, ensure_ascii=False))
+    else:
+        print(_calibration_report(before, after, how, len(replies), path))
+        print(f"retrieval fusion: {fusion.get('message', '')}")
+    return 0
+
+
 def _fit_fusion(manager: Any, items: Sequence[dict[str, Any]], dry_run: bool) -> dict[str, Any]:
     """Fit the index's fusion constants (retrieval.tuning) on the items that name their relevant pages and store
     them with the index (fusion.json) when they beat the current ones; what happened, for the report."""
@@ -344,6 +375,8 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     replies = _run_with_pipeline(settings, work)
     if replies is None:
         return 1
+    if settings.answers.answerer == "reader":
+        return _calibrate_reader(args, settings, replies, fusion)
     try:
         model, how = refit(replies, prior=prior, target_refusal=args.target_refusal,
                            meta={"site_dataset": Path(args.dataset).name, "fitted_at": time.strftime("%Y-%m-%d")})

@@ -204,6 +204,9 @@ class AnswerSettings(_Group):
     # the conversation window: the pipeline reads it, and so do the conversation store and ChatService
     history_window: int = layer_knob(_pipeline_config, "history_window", "HISTORY_WINDOW", ge=0, le=200)
     abstention: str = layer_knob(_pipeline_config, "abstention", "ABSTENTION")
+    answerer: str = layer_knob(_pipeline_config, "answerer", "ANSWERER")
+    reader_chunks: int = layer_knob(_pipeline_config, "reader_chunks", "READER_CHUNKS", ge=1, le=10)
+    reader_model_dir: str | None = layer_knob(_pipeline_config, "reader_model_dir", "READER_MODEL_DIR")
 
     @model_validator(mode="after")
     def _checks(self) -> AnswerSettings:
@@ -430,6 +433,11 @@ class Settings(BaseSettings):
     def calibration_path(self) -> Path:
         """Where `python -m bot calibrate` writes a site's own abstention model (used when it exists)."""
         return self.data_dir / "calibration" / "abstention.json"
+
+    @property
+    def reader_calibration_path(self) -> Path:
+        """Where `python -m bot calibrate` writes a site's own threshold for the reader's gate (used when it exists)."""
+        return self.data_dir / "calibration" / "reader.json"
 
     @property
     def telemetry_path(self) -> Path:

@@ -176,17 +176,26 @@ def build_generator(settings: Settings):  # -> generation.Generator
 
 
 def build_llm_pool(settings: Settings):  # -> generation.LLMPool
-    """The bounded LLM worker pool (LLM_WORKERS model instances, LLM_TIMEOUT_SECONDS per request)."""
+    """The bounded LLM worker pool (LLM_WORKERS model instances, LLM_TIMEOUT_SECONDS per request). With the reader
+    answering (ANSWERER=reader) nothing needs the model at start, so it loads on first use."""
     from generation.pool import LLMPool
 
-    return LLMPool(lambda: build_generator(settings), workers=settings.llm_workers, timeout_s=settings.llm_timeout_seconds)
+    return LLMPool(lambda: build_generator(settings), workers=settings.llm_workers,
+                   timeout_s=settings.llm_timeout_seconds, lazy=settings.answers.answerer == "reader")
 
 
 def build_pipeline_config(settings: Settings):  # -> generation.PipelineConfig
     """The pipeline's frozen config from the ``answers`` group; its top_k is the retrieval's SIMILARITY_TOP_K."""
     from generation.pipeline import PipelineConfig
+    from generation.reader.site import load_threshold
 
-    return config_from(PipelineConfig, settings.answers, top_k=settings.retrieval.similarity_top_k)
+    try:  # a site's own threshold for the reader's gate (python -m bot calibrate), else the model's
+        threshold = load_threshold(settings.reader_calibration_path)
+    except ValueError as error:
+        logger.warning("%s; the reader's own threshold decides instead", error)
+        threshold = None
+    return config_from(PipelineConfig, settings.answers, top_k=settings.retrieval.similarity_top_k,
+                       reader_threshold=threshold)
 
 
 def build_calibrator(settings: Settings):  # -> generation.calibration.Calibrator | None

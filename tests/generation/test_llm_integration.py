@@ -36,7 +36,7 @@ def llm_pool(default_model_path):
 
 @pytest.fixture
 def real_pipeline(llm_pool, prodi_index, embedder):
-    return AnswerPipeline(prodi_index.current, llm_pool, PipelineConfig(), embedder, None)
+    return AnswerPipeline(prodi_index.current, llm_pool, PipelineConfig(answerer="rules"), embedder, None)  # the LLM path
 
 
 async def test_answers_cite_their_sources(real_pipeline):

@@ -28,7 +28,8 @@ def _check_record(answer) -> None:
         assert all(s.url.startswith(BASE) for s in answer.sources)
     assert answer.trace is not None and answer.trace.latency_ms["total"] >= 0
     data = answer.as_json()
-    assert set(data) == {"answer", "abstained", "sources", "confidence", "iterations", "stop_reason", "latency_ms", "trace"}
+    assert set(data) == {"answer", "abstained", "sources", "confidence", "iterations", "stop_reason", "latency_ms",
+                         "highlights", "trace"}
 
 
 @pytest.mark.parametrize(
@@ -216,7 +217,7 @@ async def test_model_that_cannot_load_degrades_to_extractive(prodi_index, embedd
 
     pool = LLMPool(broken, workers=1, timeout_s=5)
     try:
-        answer = await AnswerPipeline(prodi_index.current, pool, PipelineConfig(), embedder, None).answer(
+        answer = await AnswerPipeline(prodi_index.current, pool, PipelineConfig(answerer="rules"), embedder, None).answer(
             "Berapa bobot SKS skripsi?")
         assert answer.stop_reason == StopReason.FALLBACK_EXTRACTIVE and "6 SKS" in answer.answer
         assert any("LLM_MODEL_PATH" in str(s.get("error", "")) for s in answer.trace.steps)

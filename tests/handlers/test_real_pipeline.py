@@ -1,4 +1,5 @@
-"""The channels over the REAL answer pipeline (real embedder, real index, real gates) driven by FakeGenerator."""
+"""The channels over the REAL answer pipeline (real embedder, real index, the real learned reader; the previous
+pipeline's LLM is a FakeGenerator that the reader path never asks)."""
 
 from __future__ import annotations
 
@@ -38,10 +39,17 @@ def generator() -> FakeGenerator:
     return FakeGenerator(default="Dr. Rahmat Hidayat, M.Kom.")
 
 
+@pytest.fixture(scope="module")
+def reader():
+    from generation.reader import Reader
+
+    return Reader()
+
+
 @pytest.fixture
-def pipeline(prodi_index, embedder, generator):
+def pipeline(prodi_index, embedder, generator, reader):
     pool = LLMPool(lambda: generator, workers=1, timeout_s=30)
-    yield AnswerPipeline(prodi_index.current, pool, PipelineConfig(), embedder)
+    yield AnswerPipeline(prodi_index.current, pool, PipelineConfig(), embedder, reader=reader)
     pool.close()
 
 
@@ -76,6 +84,7 @@ async def test_whatsapp_end_to_end_with_the_real_pipeline(pipeline, redis_url, d
         await app.channel("whatsapp").webhook.drain()
         reply = apis.graph("text")[0].params["text"]["body"]
         assert "Rahmat Hidayat" in reply and "/profil.html" in reply
+        assert "*" in reply and "Rahmat Hidayat" in reply.split("*")[1]  # the reader's span in WhatsApp bold
     finally:
         await app.stop()
         await apis.close()
@@ -97,5 +106,6 @@ async def test_telegram_answer_from_the_real_pipeline_has_a_source_link(service,
     finally:
         await app.shutdown()
     text = fake_apis.telegram("sendMessage")[0].params["text"]
-    assert "6 SKS" in text
+    assert "<b>" in text and "6" in text.split("<b>")[1].split("</b>")[0]  # the reader's span in bold
+    assert "6 SKS" in text.replace("<b>", "").replace("</b>", "")
     assert 'href="http://127.0.0.1:8000/akademik/skripsi.html"' in text

