@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
         replay_per_epoch=len(feats), args=vars(args), from_step=state["step"])
     # the replayed IDK-MRC windows need their own Window records: rebuild them as the main run did
-    from bench.train_reader import featurize, load_examples
     from bench.idkmrc import train_path
+    from bench.train_reader import featurize, load_examples
 
     idk = featurize(e5, cfg, load_examples(train_path(None), None)["train"])
     opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
