@@ -47,7 +47,7 @@ from generation.prompts import (
     strip_injection,
     template_text,
 )
-from generation.quote import column_rows, quote_span
+from generation.quote import column_rows, list_lines, quote_span
 from generation.refine import expand_query, rewrite_followup, validate_refinement
 from generation.support import (
     EvidenceSentence,
@@ -151,8 +151,8 @@ class PipelineConfig:
     # the reader gate's threshold; None: the model's own (chosen on the IDK-MRC tune split's dev part). A site's own
     # comes from `python -m bot calibrate` (DATA_DIR/calibration/reader.json)
     reader_threshold: float | None = None
-    # a list question whose span sits in a table row shows each row's name with that column (off: the row alone; an
-    # evaluation ablation)
+    # a list question shows the page's list around the span: each table row's name with the span's column, or the
+    # lines from the span's sentence on (off: the span's sentence or row alone; an evaluation ablation)
     list_columns: bool = True
     # "calibrated": the logistic model over the pipeline's signals decides (generation/calibration.py);
     # "thresholds": the hand thresholds above (anchor_coverage_min, min_top_similarity, …); "off": no gate
@@ -569,16 +569,23 @@ class AnswerPipeline:
         return f"answer p={p:.2f}"
 
     async def _stage_quote(self, turn: _Turn) -> str:
-        """The reply quotes the page around the span (its sentence, or its table row whole) with the span marked; a
-        question over a table's column gets each row's name with that column."""
+        """The reply quotes the page around the span (its sentence, or its table row whole) with the span marked. A
+        list question gets the page's list: each table row's name with the span's column, or the lines from the
+        span's sentence on (generation.quote)."""
         hit, span, passage = turn.read_hit, turn.read_span, turn.read_passage
-        rows = (column_rows(passage, span.start)
-                if self.config.list_columns and is_list_question(turn.normalized) else None)
+        listing = self.config.list_columns and is_list_question(turn.normalized)
+        rows = column_rows(passage, span.start) if listing else None
+        lines = None if rows or not listing else list_lines(passage, span.start, MAX_LIST_LINES,
+                                                             self.config.max_answer_chars)
+        highlights: tuple[str, ...] = ()
         if rows:
-            lines = rows[:MAX_LIST_LINES]
-            text = "\n".join(f"- {line}" for line in lines)
-            highlights: tuple[str, ...] = ()
+            text = "\n".join(f"- {line}" for line in rows[:MAX_LIST_LINES])
             turn.trace.add("quote", kind="column", rows=len(rows))
+        elif lines:
+            text = "\n".join(lines)
+            marked = " ".join(span.text.split())
+            highlights = (marked,) if marked and marked in text else ()
+            turn.trace.add("quote", kind="list", lines=len(lines))
         else:
             quote = quote_span(passage, span.start, span.end)
             text, highlights = quote.text, quote.highlights

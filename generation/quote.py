@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from generation.compose import list_item, list_start
 from generation.text import sentences
 
-__all__ = ["Quote", "column_rows", "quote_span", "row_fields"]
+__all__ = ["Quote", "column_rows", "list_lines", "quote_span", "row_fields"]
 
 # a table row as the extractor writes it: "Label: value; Label: value" (sync_jobs/html_blocks.py)
 _FIELD_SEP = "; "
@@ -107,3 +108,44 @@ def column_rows(passage: str, start: int) -> list[str] | None:
         elif column in values:
             out.append(f"{row[0][1]} — {column}: {values[column]}")
     return out if len(out) >= 2 else None
+
+
+def _sentence_spans(passage: str) -> list[tuple[int, int, str]]:
+    """The passage's sentences (generation.text.sentences: also split at line breaks) with their character ranges."""
+    out, cursor = [], 0
+    for piece in sentences(passage):
+        first = piece.split()[0] if piece.split() else piece
+        at = passage.find(first, cursor)
+        if at < 0:
+            continue
+        out.append((at, at + len(piece), piece))
+        cursor = at + 1
+    return out
+
+
+def list_lines(passage: str, start: int, max_lines: int, max_chars: int) -> list[str] | None:
+    """For a list question: the lines of the passage from the span's sentence on, as the previous pipeline's list
+    answers take them (compose.list_start moves an item in the middle of a run to the run's start, or to the sentence
+    introducing it; the list stops at the page's next question, ``max_lines`` or ``max_chars``). Item lines show the
+    name they give their item (compose.list_item) when at least two do. None when the span's sentence is the last."""
+    spans = _sentence_spans(passage)
+    best = next((k for k, (a, b, _) in enumerate(spans) if a <= start < b), None)
+    if best is None or best == len(spans) - 1:
+        return None
+    texts = [t for _, _, t in spans]
+    chosen: list[str] = []
+    used = 0
+    for text in texts[list_start(texts, best):]:
+        if len(chosen) >= max_lines or (chosen and text.rstrip().endswith("?")):
+            break
+        size = len(list_item(text) or text)
+        if chosen and used + size > max_chars:
+            break
+        chosen.append(text)
+        used += size
+    if len(chosen) < 2:
+        return None
+    items = [list_item(t) for t in chosen]
+    if sum(item is not None for item in items) < 2:  # prose lines stay whole
+        return [_clean(t) for t in chosen]
+    return [f"- {item}" if item is not None else _clean(t) for t, item in zip(chosen, items, strict=True)]

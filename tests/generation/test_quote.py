@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generation.quote import column_rows, quote_span, row_fields
+from generation.quote import column_rows, list_lines, quote_span, row_fields
 
 PAGE = ("Mahasiswa dapat mengikuti program beasiswa berikut. Informasi dibuka di halaman Berita.\n"
         "Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: keluarga kurang mampu\n"
@@ -46,3 +46,23 @@ def test_row_fields_needs_every_part_to_be_a_label_and_value():
     assert row_fields("Kromosom (Greek: chroma; soma: tubuh)") is None
     assert row_fields("A: 1; B: 2") == [("A", "1"), ("B", "2")]
     assert row_fields("Skripsi: 6 SKS") is None  # one field: a line, not a table row
+
+
+LIST_PAGE = ("Komunitas Mahasiswa\n"
+             "Mahasiswa dapat bergabung dengan komunitas berikut:\n"
+             "Komunitas ETH0: belajar jaringan komputer dan keamanan.\n"
+             "Komunitas GDSC: pengembang aplikasi dengan teknologi Google.\n"
+             "Komunitas WEBOENDER: pengembang web front-end dan back-end.\n"
+             "Apakah komunitas terbuka untuk mahasiswa baru?\n"
+             "Ya, setiap awal semester.")
+
+
+def test_a_list_question_gets_the_page_list_around_the_span():
+    # the span in the middle item: the list starts at the sentence introducing the run, stops at the next question
+    lines = list_lines(LIST_PAGE, LIST_PAGE.index("GDSC"), max_lines=12, max_chars=600)
+    assert lines == ["Mahasiswa dapat bergabung dengan komunitas berikut:", "- Komunitas ETH0", "- Komunitas GDSC",
+                     "- Komunitas WEBOENDER"]
+    # cut at two lines, one item is no list: the lines stay whole
+    assert list_lines(LIST_PAGE, LIST_PAGE.index("GDSC"), max_lines=2, max_chars=600) == [
+        "Mahasiswa dapat bergabung dengan komunitas berikut:", "Komunitas ETH0: belajar jaringan komputer dan keamanan."]
+    assert list_lines(LIST_PAGE, LIST_PAGE.index("setiap awal"), max_lines=12, max_chars=600) is None  # the last
