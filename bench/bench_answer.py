@@ -1,4 +1,4 @@
-"""Answer pipeline benchmarks: latency per stage, end-to-end over a bare llama.cpp call on the same final prompt,
+"""The previous answer pipeline's LLM path (``ANSWERER=rules``) benchmarks: latency per stage, end-to-end over a bare llama.cpp call on the same final prompt,
 and what prompt-prefix KV reuse buys. Runs on a small prodi corpus indexed with the real retrieval stack and the
 bundled default model."""
 
@@ -69,7 +69,7 @@ def run(quick: bool = False) -> str:
         llama = LlamaGenerator(LlamaConfig(model_path=model, models_dir=model.parent, n_ctx=2048))
         recorder = RecordingGenerator(llama)
         pool = LLMPool(lambda: recorder, workers=1, timeout_s=300)
-        config = PipelineConfig()
+        config = PipelineConfig(answerer="rules")  # the LLM path; the reader has bench/bench_reader.py
         pipeline = AnswerPipeline(manager.current, pool, config, embedder, None)
 
         async def measure():  # type: ignore[no-untyped-def]
@@ -116,7 +116,7 @@ def run(quick: bool = False) -> str:
 
     stage_names = ["rewrite", "facts", "retrieve", "refine", "evidence", "generate", "dragin", "compose", "total"]
     lines = [
-        "## Answers (generation pipeline)\n",
+        "## Answers: the previous pipeline's LLM path (`ANSWERER=rules`)\n",
         f"Default model gemma-3-270m Q4_K_M (completion prompt), n_ctx 2048, max {config.max_tokens} new tokens, "
         f"{len(questions)} questions over a 8-document prodi corpus; each question answered once to warm the "
         "caches, then measured. Times in ms.\n",

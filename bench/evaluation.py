@@ -15,13 +15,16 @@
 Each answer is scored correct / wrong / abstained (unanswerable: refused / answered). A multi-turn item plays its
 user turns through the pipeline one by one with the bot's own replies as history (as the chat service does), then
 asks ``query``. The real default LLM (gemma-3-270m through llama.cpp) is loaded once and shared by every run.
-Ablations (gates off, facts lookup off, LLM off, normalisation off) run on the dev and informal sets and on a smaller
-IDK-MRC sample (``--idkmrc-ablation`` per class).
+The reader pipeline (the default) and the previous pipeline (``ANSWERER=rules``, with the real default LLM) answer
+the same items side by side. Ablations of the hand rules the reader path still runs (its gate, facts lookup,
+normalisation, refinement, list rendering) run on the dev and informal sets and on a smaller IDK-MRC sample
+(``--idkmrc-ablation`` per class).
 
     python -m bench.evaluation [--quick] [--limit N] [--sections dev,informal,idkmrc,holdout,final]
                                [--ablations NAMES|none]
                                [--idkmrc-answerable N] [--idkmrc-unanswerable N] [--idkmrc-ablation N] [--seed S]
                                [--ablation-per-category N]
+                               [--no-previous | --previous-from RAW] [--no-per-index]
                                [--raw FILE] [--render-from FILE] [--dump FILE] [--out docs/evaluation.md]
 
 ``--quick`` is a smoke run (ablations on a few items, consistency 1×2, IDK-MRC retrieval on 100 questions);
@@ -38,6 +41,7 @@ import dataclasses
 import json
 import logging
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -53,7 +57,7 @@ ANSWERS_SET = EVAL_DIR / "answers.jsonl"
 INFORMAL_SET = EVAL_DIR / "informal.jsonl"
 HOLDOUT_SET = EVAL_DIR / "informal_holdout.jsonl"
 FINAL_SET = EVAL_DIR / "informal_final.jsonl"
-RAW_VERSION = 2
+RAW_VERSION = 3
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +74,15 @@ DATA_NAMES = {
     "external": "external, not our data",
 }
 FITTED_ON: list[dict[str, Any]] = [
+    {"what": "The learned reader (`generation/data/reader/`, `make train-reader`): the top six layers and the span "
+             "head trained on the tune split's train part (about 90% of its passages), then a small in-domain step "
+             "on the sample site's dev and informal sets' single-turn questions (`bench/train_reader_site.py`; both "
+             "blind sets held out); the Platt scaling of its null score and the pipeline's threshold chosen on the "
+             "tune split's dev part (the other 10%, `bench/fit_reader_gate.py`)",
+     "fitted_on": ["idkmrc-tune", "dev", "informal"]},
+    {"what": "The reader path's set constants: `READER_CHUNKS` = 3 chunks read, windows of 256 tokens, spans of at "
+             "most 40 tokens within one line, a table row as \"Label: value; Label: value\" (set, not fitted)",
+     "fitted_on": []},
     {"what": "Retrieval fusion constants (`retrieval/config.py`: dense weight, MMR λ, anchor boost, …)",
      "fitted_on": ["idkmrc-tune", "dev"]},
     {"what": "Per-index fusion constants of the IDK-MRC check index (`bench/idkmrc_tune_fusion.json`, written by "
@@ -141,12 +154,16 @@ TITLES = {"dev": "Dev set (sample site)", "informal": "Informal set (sample site
 INFORMAL_SETS = {"informal": INFORMAL_SET, "holdout": HOLDOUT_SET, "final": FINAL_SET}
 
 # --- ablations: one switch each, through dataclasses.replace on the pipeline's or the index's config -------------
+# The reader pipeline with each hand rule it still runs turned off: its gate, the facts table, the colloquial lexicon's
+# query normalisation, the query refinement (the seed's validators) and the table-column list rendering
 ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "gates off": {"pipeline": {"abstention": "off"}},
     "facts lookup off": {"pipeline": {"facts_lookup": False}},
-    "LLM off": {"pipeline": {"use_llm": False}},
     "normalisation off": {"retrieval": {"query_normalization": False}},
+    "refinement off": {"pipeline": {"rq_bypass_confidence": 0.0}},
+    "list columns off": {"pipeline": {"list_columns": False}},
 }
+PREVIOUS = "previous pipeline"  # ANSWERER=rules: the hand reader this report compares against
 FULL = "full pipeline"
 
 # --- the thesis's numbers (docs/answers.md), for the side-by-side retrieval columns ----------------------------
@@ -497,6 +514,20 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return sections
 
 
+def take_previous(raw: dict[str, Any], earlier: dict[str, Any]) -> None:
+    """The previous pipeline's answers (and its per-index run) from an earlier measurement of the same items; a
+    section whose item ids differ keeps none. ``raw["previous_from"]`` names the run."""
+    for key, sec in raw["sections"].items():
+        old = (earlier.get("sections") or {}).get(key) or {}
+        ids_now = [r["id"] for r in (sec.get("answers") or {}).get("results", [])]
+        ids_then = [r["id"] for r in (old.get("answers_previous") or {}).get("results", [])]
+        if ids_now and ids_now == ids_then:
+            for name in ("answers_previous", "previous_abstention_mode", "per_index"):
+                if name in old:
+                    sec[name] = old[name]
+    raw["previous_from"] = earlier.get("machine", "")
+
+
 def _ablation_names(args: argparse.Namespace) -> list[str]:
     if args.ablations in (None, ""):
         return list(ABLATIONS)
@@ -517,11 +548,17 @@ async def _answer_part(args: argparse.Namespace, settings: Any, managers: dict[s
 
     pool = wiring.build_llm_pool(settings)
     loop = asyncio.get_running_loop()
-    base_cfg = wiring.build_pipeline_config(settings)
+    base_cfg = dataclasses.replace(wiring.build_pipeline_config(settings), answerer="reader")
+    prev_cfg = dataclasses.replace(base_cfg, answerer="rules")
     calibrator = wiring.build_calibrator(settings)  # as `serve` and `chat` build it
+    readers: list[Any] = []
 
     def make(retriever: Callable[[], Any], cfg: Any, embedder: Any) -> Any:
-        return AnswerPipeline(retriever, pool, cfg, embedder, calibrator=calibrator)
+        pipeline = AnswerPipeline(retriever, pool, cfg, embedder, calibrator=calibrator,
+                                  reader=readers[0] if readers else None)
+        if cfg.answerer == "reader" and not readers:
+            readers.append(pipeline.reader)  # one reader for every pipeline of the run
+        return pipeline
 
     cons: list[dict[str, Any]] = []
     try:
@@ -537,8 +574,15 @@ async def _answer_part(args: argparse.Namespace, settings: Any, managers: dict[s
             raw_sections[key]["abstention_configured"] = base_cfg.abstention
             raw_sections[key]["answers"] = await answer_items(
                 pipeline, manager.current, sec["items"], key, gold_match=sec["gold_match"], doc_urls=sec.get("doc_urls"))
-            if key == "idkmrc" and TUNE_ABSTENTION.is_file():
-                raw_sections[key]["per_index"] = await _per_index_answers(sec, manager, pool, base_cfg)
+            if args.no_previous or args.previous_from:
+                continue
+            previous = make(manager.current, prev_cfg, manager.embedder)
+            raw_sections[key]["previous_abstention_mode"] = previous.abstention_mode
+            raw_sections[key]["answers_previous"] = await answer_items(
+                previous, manager.current, sec["items"], f"{key}: {PREVIOUS}", gold_match=sec["gold_match"],
+                doc_urls=sec.get("doc_urls"))
+            if key == "idkmrc" and TUNE_ABSTENTION.is_file() and not args.no_per_index:
+                raw_sections[key]["per_index"] = await _per_index_answers(sec, manager, pool, prev_cfg)
         phases["answers"] = time.perf_counter() - t
         t = time.perf_counter()
         if "dev" in runnable:
@@ -758,7 +802,7 @@ def fitted_markdown() -> str:
              "constants' owners). A section whose data a constant was fitted on is in-sample for that constant.", "",
              "| constants | fitted on |", "|---|---|"]
     for row in FITTED_ON:
-        where = "; ".join(DATA_NAMES.get(d, d) for d in row["fitted_on"])
+        where = "; ".join(DATA_NAMES.get(d, d) for d in row["fitted_on"]) or "nothing: set, not fitted"
         if row.get("source"):
             where += f" — {row['source']}"
         lines.append(f"| {row['what']} | {where} |")
@@ -1028,9 +1072,11 @@ def ablation_markdown(key: str, sec: dict[str, Any], results: list[Any], ctx: _C
     n_neg = len(base) - n_pos
     lines = [f"### {num} Ablations", "",
              f"On {len(base)} items ({n_pos} answerable, {n_neg} unanswerable){note}. Each variant is the default "
-             "pipeline with one switch changed: gates off = `PipelineConfig.abstention=\"off\"`, facts lookup off = "
-             "`facts_lookup=False`, LLM off = `use_llm=False` (the extractive path alone), normalisation off = "
-             "`RetrievalConfig.query_normalization=False`.", "",
+             "reader pipeline with one hand rule it still runs turned off: gates off = `PipelineConfig.abstention=\"off\"` "
+             "(the reader's threshold), facts lookup off = `facts_lookup=False`, normalisation off = "
+             "`RetrievalConfig.query_normalization=False` (the colloquial lexicon), refinement off = "
+             "`rq_bypass_confidence=0` (no query refinement), list columns off = `list_columns=False` (a list question gets "
+             "the span's sentence or row alone instead of the page's list around it).", "",
              "| variant | correct | wrong | abstained | refused | answered (unanswerable) | abstention P | abstention R | "
              "span (any) | F1 | p50 latency (s) | wall (min) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     full = ctx.summary(base)
@@ -1113,6 +1159,7 @@ def section_markdown(n: int, key: str, sec: dict[str, Any], ctx: _Ctx, quick: bo
     if not sec.get("answers"):
         return lines + ["Answers were not measured.", ""]
     lines += answers_markdown(key, sec, results, ctx, f"{n}.2")
+    lines += side_by_side_markdown(sec, results, ctx)
     if key == "idkmrc":
         lines += ["Against the issue's targets for this split: " + target_sentence(ctx.summary(results)), ""]
         lines += per_index_markdown(sec, ctx, f"{n}.2.1")
@@ -1126,6 +1173,44 @@ def section_markdown(n: int, key: str, sec: dict[str, Any], ctx: _Ctx, quick: bo
     lines += ablation_markdown(key, sec, results, ctx, f"{n}.3", note)
     lines += misses_markdown(results, f"{n}.4")
     return lines
+
+
+def side_by_side_markdown(sec: dict[str, Any], results: list[Any], ctx: _Ctx) -> list[str]:
+    """The reader pipeline against the previous one on the same items: overall and category by category, with a
+    sentence naming every category where the reader is more than one item below (computed, not asserted)."""
+    prev = _results(sec.get("answers_previous"))
+    if not prev:
+        return []
+    lines = [f"Side by side with the {PREVIOUS} (`ANSWERER=rules`: LLM span, hand evidence weights, calibrated gate over "
+             "hand signals) on the same items, in the same run:", "",
+             "| pipeline | correct | wrong | abstained | refused | answered (unanswerable) | p50 / p95 latency (s) |",
+             "|---|---|---|---|---|---|---|"]
+    for name, rs in (("reader", results), (PREVIOUS, prev)):
+        s = ctx.summary(rs)
+        lines.append(f"| {name} | {_share(s['correct'], s['answerable'])} | {s['wrong']} | {s['abstained']} | "
+                     f"{_share(s['refused'], s['unanswerable'])} | {s['answered']} | "
+                     f"{_fmt((s['latency_ms_p50'] or 0) / 1000, 2)} / {_fmt((s['latency_ms_p95'] or 0) / 1000, 2)} |")
+    cats: dict[str, tuple[list[Any], list[Any]]] = {}
+    for r in results:
+        cats.setdefault(r.category or "–", ([], []))[0].append(r)
+    for r in prev:
+        cats.setdefault(r.category or "–", ([], []))[1].append(r)
+    if len(cats) > 1:
+        lines += ["", "| category | n | reader: correct / refused | previous: correct / refused | change |",
+                  "|---|---|---|---|---|"]
+        below = []
+        for cat, (now, was) in sorted(cats.items()):
+            a, b = ctx.summary(now), ctx.summary(was)
+            hits_now = a["correct"] + a["refused"]
+            hits_was = b["correct"] + b["refused"]
+            lines.append(f"| {cat} | {len(now)} | {a['correct']} / {a['refused']} | {b['correct']} / {b['refused']} | "
+                         f"{hits_now - hits_was:+d} |")
+            if hits_now < hits_was - 1:
+                below.append(f"{cat} ({hits_was} → {hits_now})")
+        lines += ["", ("Categories where the reader is more than one item below the previous pipeline: "
+                       + ", ".join(below) + ".") if below else
+                  "No category is more than one item below the previous pipeline."]
+    return lines + [""]
 
 
 def consistency_markdown(cons: list[dict[str, Any]], ctx: _Ctx, n: int) -> list[str]:
@@ -1177,11 +1262,16 @@ def summary_markdown(raw: dict[str, Any], ctx: _Ctx) -> list[str]:
         lines.append(f"| {sec['title']} | {m['correct']} / {m['wrong']} / {m['abstained']} (n={m['answerable']}) | "
                      f"{m['refused']} / {m['answered']} (n={m['unanswerable']}) | {_pct(m['abstention_precision'])} / "
                      f"{_pct(m['abstention_recall'])} | {ret} |")
+        if sec.get("answers_previous"):
+            p = ctx.summary(_results(sec["answers_previous"]))
+            lines.append(f"| {sec['title']}, {PREVIOUS} | {p['correct']} / {p['wrong']} / {p['abstained']} "
+                         f"(n={p['answerable']}) | {p['refused']} / {p['answered']} (n={p['unanswerable']}) | "
+                         f"{_pct(p['abstention_precision'])} / {_pct(p['abstention_recall'])} | {ret} |")
         if sec.get("per_index"):
             p = ctx.summary(_results(sec["per_index"]))
             tuned = (sec.get("retrieval") or {}).get("modes", {}).get(TUNE_FUSION_ROW, {}).get("global") or {}
             ret = f"{tuned['recall@1']:.3f} / {tuned['mrr@10']:.3f}" if tuned else "–"
-            lines.append(f"| {sec['title']}, the index's own calibration | {p['correct']} / {p['wrong']} / {p['abstained']} "
+            lines.append(f"| {sec['title']}, {PREVIOUS} with the index's own calibration | {p['correct']} / {p['wrong']} / {p['abstained']} "
                          f"(n={p['answerable']}) | {p['refused']} / {p['answered']} (n={p['unanswerable']}) | "
                          f"{_pct(p['abstention_precision'])} / {_pct(p['abstention_recall'])} | {ret} |")
     return lines + [""]
@@ -1305,6 +1395,11 @@ def render(raw: dict[str, Any], out: Path, *, embedder: Any = None, img: Path | 
            "is scored correct / wrong / abstained (answerable) or refused / answered (unanswerable); \"correct\" "
            "means the reply contains the gold span(s). Multi-turn items are played turn by turn with the bot's own "
            "replies as history.", ""]
+    if raw.get("previous_from"):
+        commit = re.search(r"Commit (\S+)", raw["previous_from"])
+        doc += [f"The {PREVIOUS}'s answers were measured in an earlier run on the same items "
+                f"(commit {commit.group(1).rstrip(',') if commit else 'unknown'}, same machine; the {PREVIOUS}'s code "
+                "did not change since) and taken from its raw file (`--previous-from`).", ""]
     missing = [TITLES.get(k, k) for k in SECTIONS if k not in raw["sections"]]
     if missing:
         doc += [f"**Not measured in this run:** {'; '.join(missing)} (`--sections`). Those sections are absent below; "
@@ -1356,6 +1451,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--idkmrc-ablation", type=int, default=40,
                         help="answerable and unanswerable IDK-MRC questions (each) the ablations run on")
     parser.add_argument("--seed", type=int, default=20240, help="seed of the IDK-MRC answer sample")
+    parser.add_argument("--no-previous", action="store_true",
+                        help=f"skip the {PREVIOUS} (the side-by-side columns stay empty; for a quick look only)")
+    parser.add_argument("--no-per-index", action="store_true",
+                        help=f"skip the {PREVIOUS} with the IDK-MRC index's own calibration (300 more answers)")
+    parser.add_argument("--previous-from", metavar="RAW",
+                        help=f"take the {PREVIOUS}'s answers from an earlier --raw file of the same items instead of "
+                             "asking them again (the report names that run's commit)")
     parser.add_argument("--dump", help="also write every answer result as JSON lines here")
     parser.add_argument("--raw", help="keep the raw measurements (JSON) here, to re-render without re-measuring")
     parser.add_argument("--render-from", help="only render docs/evaluation.md from a --raw file")
@@ -1366,6 +1468,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw = json.loads(Path(args.render_from).read_text(encoding="utf-8"))
     else:
         raw = measure(args)
+        if args.previous_from:
+            take_previous(raw, json.loads(Path(args.previous_from).read_text(encoding="utf-8")))
         if args.raw:
             Path(args.raw).write_text(json.dumps(raw, ensure_ascii=False, default=str), encoding="utf-8")
     if args.dump:

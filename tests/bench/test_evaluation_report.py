@@ -182,7 +182,8 @@ def test_multi_turn_items_are_reported_separately(report):
 def test_fitted_on_table_and_in_sample_lines(report):
     text = report["all"]
     assert "| Colloquial lexicon (query normalisation) | external, not our data — " in text
-    assert _section(report, "1. Dev set").count("In-sample: Retrieval fusion constants, Abstention calibrator") == 1
+    assert _section(report, "1. Dev set").count(
+        "In-sample: The learned reader, Retrieval fusion constants, Abstention calibrator") == 1
     assert "None of the constants listed" in _section(report, "3. IDK-MRC")
 
 
@@ -272,3 +273,33 @@ def test_the_dev_set_is_compared_with_the_first_plan_category_by_category():
 def test_the_dev_report_carries_the_first_plan_comparison(report):
     dev = _section(report, "1.")
     assert "first plan" in dev and "| category | first plan | now | change |" in dev
+
+
+def test_the_reader_is_reported_beside_the_previous_pipeline(tmp_path):
+    raw = _raw()
+    dev = raw["sections"]["dev"]
+    previous = [dict(r) for r in dev["answers"]["results"]]
+    previous[0] = _r("A1", abstained=True, golds=["144 SKS"])  # the previous pipeline abstained on A1
+    previous[3] = _r("U1", answerable=False, answer="Wi-Fi kampus. [1]", category="tidak_terjawab")
+    dev["answers_previous"] = _answers(previous)
+    text = ev.render(raw, tmp_path / "e.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    section = text.split("## 1. Dev set", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith(("| reader |", f"| {ev.PREVIOUS} |"))]
+    assert rows[0].startswith("| reader | 2 / 3 (67%) | 1 | 0 | 1 / 2 (50%) | 1 |")
+    assert rows[1].startswith(f"| {ev.PREVIOUS} | 1 / 3 (33%) | 1 | 1 | 0 / 2 (0%) | 2 |")
+    assert "No category is more than one item below the previous pipeline." in section
+    summary = text.split("## Summary", 1)[1].split("\n## ", 1)[0]
+    assert f"| Dev set (sample site), {ev.PREVIOUS} | 1 / 1 / 1 (n=3) | 0 / 2 (n=2) |" in summary
+
+
+def test_previous_answers_are_taken_only_for_the_same_items(tmp_path):
+    earlier = _raw()
+    earlier["machine"] = "- Commit abc1234, generated 2026-11-25 17:00 UTC\n"
+    earlier["sections"]["dev"]["answers_previous"] = earlier["sections"]["dev"]["answers"]
+    earlier["sections"]["idkmrc"]["answers_previous"] = {"results": [_r("other")], "seconds": 1.0, "questions": 1}
+    now = _raw()
+    ev.take_previous(now, earlier)
+    assert now["sections"]["dev"]["answers_previous"] == earlier["sections"]["dev"]["answers"]
+    assert "answers_previous" not in now["sections"]["idkmrc"]  # other item ids: nothing taken
+    text = ev.render(now, tmp_path / "e.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    assert "measured in an earlier run on the same items (commit abc1234" in text
