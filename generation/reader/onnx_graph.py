@@ -98,6 +98,8 @@ class OnnxEncoder:
         if threads:
             options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # no arena: activations are freed after each read instead of kept at their peak for the process's life
+        options.enable_cpu_mem_arena = False
         self.session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
     def run(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ score the lowest, as in the SQuAD 2.0 recipe.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import math
@@ -131,6 +132,14 @@ def best_span(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndar
     return best
 
 
+def _release_freed_memory() -> None:
+    """Give the heap the graph build freed (the weights' protobuf and serialised copies) back to the system."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the memory is reused by the process instead
+        pass
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -178,6 +187,10 @@ class Reader:
 
                 self._onnx = OnnxEncoder(layers, self.head_w, self.head_b, heads=self.e5.heads, eps=float(self.e5.eps))
                 self.backend = "onnxruntime"
+                # the session holds its own copy of the weights: the numpy layers are only the fallback's
+                self.encoder.layers = []
+                del layers, trained
+                _release_freed_memory()
             except ImportError:
                 if engine == "onnxruntime":
                     raise ReaderError("onnxruntime is not installed; install the project with `pip install -e .`") from None
@@ -200,6 +213,7 @@ class Reader:
         with self._lock:
             if self._onnx is not None:
                 out = self._onnx.run(self.encoder.embed(ids), mask)
+                _release_freed_memory()  # the activations' buffers (no arena): keeps the resident size flat
             else:
                 out = self.encoder.forward(ids, mask) @ self.head_w.T + self.head_b
         return [(out[r, : len(w.ids), 0], out[r, : len(w.ids), 1]) for r, w in enumerate(windows)]
