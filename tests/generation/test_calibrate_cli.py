@@ -30,7 +30,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 def test_calibrate_moves_the_operating_point_and_the_next_answer_uses_it(tmp_path: Path, sample_site: str) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    env = {**_env(data_dir, sample_site), "ANSWERER": "rules"}  # the previous pipeline's calibrated gate
+    env = {**_env(data_dir, sample_site), "ANSWERER": "rules"}  # the calibrated gate over hand signals
     assert _cli(env, "reindex", "--json").returncode == 0
     dev = [json.loads(line) for line in (ROOT / "tests/data/eval/answers.jsonl").read_text().splitlines() if line.strip()]
     answerable = [d for d in dev if d["answerable"] and not d.get("conversation")][:4]
@@ -73,7 +73,7 @@ def test_calibrate_moves_the_operating_point_and_the_next_answer_uses_it(tmp_pat
 def test_calibrate_refits_the_readers_threshold_and_the_next_answer_uses_it(tmp_path: Path, sample_site: str) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    env = _env(data_dir, sample_site)  # ANSWERER=reader, the default
+    env = {**_env(data_dir, sample_site), "ANSWERER": "reader"}
     assert _cli(env, "reindex", "--json").returncode == 0
     dev = [json.loads(line) for line in (ROOT / "tests/data/eval/answers.jsonl").read_text().splitlines() if line.strip()]
     items = ([d for d in dev if d["answerable"] and not d.get("conversation")][:4]

@@ -49,7 +49,7 @@ def reader():
 @pytest.fixture
 def pipeline(prodi_index, embedder, generator, reader):
     pool = LLMPool(lambda: generator, workers=1, timeout_s=30)
-    yield AnswerPipeline(prodi_index.current, pool, PipelineConfig(), embedder, reader=reader)
+    yield AnswerPipeline(prodi_index.current, pool, PipelineConfig(answerer="reader"), embedder, reader=reader)
     pool.close()
 
 
