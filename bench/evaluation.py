@@ -655,6 +655,29 @@ def target_sentence(m: dict[str, Any]) -> str:
     return ("It " + ", ".join(parts) + ".") if parts else ""
 
 
+# the learned-reader issue's targets: the IDK-MRC check split with the shipped model (shares), blind set B (counts)
+READER_TARGETS = {"idkmrc": {"correct": 0.75, "refused": 0.75}, "final": {"correct": 30, "refused": 9}}
+
+
+def reader_target_sentence(key: str, m: dict[str, Any]) -> str:
+    """The learned-reader issue's targets for this section against the reader's counts, each met or missed."""
+    goal = READER_TARGETS.get(key)
+    if not goal or not m["answerable"] or not m["unanswerable"]:
+        return ""
+    if isinstance(goal["correct"], float):
+        right, refused = m["correct"] / m["answerable"], m["refused"] / m["unanswerable"]
+        parts = [f"{right:.1%} of the answerable questions answered correctly (target ≥ {goal['correct']:.0%}: "
+                 f"{'met' if right >= goal['correct'] else 'missed'})",
+                 f"{refused:.1%} of the unanswerable ones refused (target ≥ {goal['refused']:.0%}: "
+                 f"{'met' if refused >= goal['refused'] else 'missed'})"]
+    else:
+        parts = [f"{m['correct']} of {m['answerable']} answerable questions answered correctly (target ≥ "
+                 f"{goal['correct']}: {'met' if m['correct'] >= goal['correct'] else 'missed'})",
+                 f"{m['refused']} of {m['unanswerable']} unanswerable ones refused (target ≥ {goal['refused']}: "
+                 f"{'met' if m['refused'] >= goal['refused'] else 'missed'})"]
+    return "Against the learned-reader issue's targets, the reader pipeline: " + "; ".join(parts) + "."
+
+
 def per_index_markdown(sec: dict[str, Any], ctx: _Ctx, num: str) -> list[str]:
     """The check split answered with the index's own calibration (per_index), beside the bundled model's figures."""
     block = sec.get("per_index")
@@ -1160,8 +1183,12 @@ def section_markdown(n: int, key: str, sec: dict[str, Any], ctx: _Ctx, quick: bo
         return lines + ["Answers were not measured.", ""]
     lines += answers_markdown(key, sec, results, ctx, f"{n}.2")
     lines += side_by_side_markdown(sec, results, ctx)
+    target = reader_target_sentence(key, ctx.summary(results))
+    if target:
+        lines += [target, ""]
     if key == "idkmrc":
-        lines += ["Against the issue's targets for this split: " + target_sentence(ctx.summary(results)), ""]
+        lines += ["Against the earlier abstention issue's targets for this split: "
+                  + target_sentence(ctx.summary(results)), ""]
         lines += per_index_markdown(sec, ctx, f"{n}.2.1")
     note = ""
     if key == "idkmrc":

@@ -303,3 +303,14 @@ def test_previous_answers_are_taken_only_for_the_same_items(tmp_path):
     assert "answers_previous" not in now["sections"]["idkmrc"]  # other item ids: nothing taken
     text = ev.render(now, tmp_path / "e.md", embedder=_BagOfWords(), img=tmp_path / "img")
     assert "measured in an earlier run on the same items (commit abc1234" in text
+
+
+def test_reader_targets_are_stated_met_or_missed():
+    m = {"answerable": 300, "unanswerable": 300, "correct": 225, "refused": 200}
+    text = ev.reader_target_sentence("idkmrc", m)
+    assert "75.0% of the answerable questions answered correctly (target ≥ 75%: met)" in text
+    assert "66.7% of the unanswerable ones refused (target ≥ 75%: missed)" in text
+    text = ev.reader_target_sentence("final", {"answerable": 43, "unanswerable": 12, "correct": 30, "refused": 8})
+    assert "30 of 43 answerable questions answered correctly (target ≥ 30: met)" in text
+    assert "8 of 12 unanswerable ones refused (target ≥ 9: missed)" in text
+    assert ev.reader_target_sentence("dev", m) == ""
