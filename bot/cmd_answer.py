@@ -298,6 +298,17 @@ def _calibration_report(before: Any, after: Any, how: str, n: int, path: Path | 
     return "\n".join(lines)
 
 
+def _print_calibration(args: argparse.Namespace, n: int, how: str, before: Any, after: Any, path: Path | None,
+                       fusion: dict[str, Any]) -> None:
+    """What `calibrate` did: JSON with --json, else the before/after table and the fusion line."""
+    if args.json:
+        print(json.dumps({"items": n, "refitted": how, "before": before.as_json(), "after": after.as_json(),
+                          "model": str(path) if path else None, "fusion": fusion}, ensure_ascii=False))
+    else:
+        print(_calibration_report(before, after, how, n, path))
+        print(f"retrieval fusion: {fusion.get('message', '')}")
+
+
 def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: list[Any], fusion: dict[str, Any]) -> int:
     """The reader's gate: the lowest threshold that refuses ``--target-refusal`` of the site's unanswerable questions
     (DATA_DIR/calibration/reader.json)."""
@@ -320,12 +331,7 @@ def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: lis
         save_threshold(path, after, {"site_dataset": Path(args.dataset).name, "items": len(replies)})
         load_threshold(path)  # what the pipeline will read back
     how = f"the reader's threshold {current:.3f} → {after.threshold:.3f}"
-    if args.json:
-        print(json.dumps({"items": len(replies), "refitted": how, "before": before.as_json(), "after": after.as_json(),
-                          "model": str(path) if path else None, "fusion": fusion}, ensure_ascii=False))
-    else:
-        print(_calibration_report(before, after, how, len(replies), path))
-        print(f"retrieval fusion: {fusion.get('message', '')}")
+    _print_calibration(args, len(replies), how, before, after, path, fusion)
     return 0
 
 
@@ -387,10 +393,5 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     path = None if args.dry_run else (Path(args.out) if args.out else settings.calibration_path)
     if path is not None:
         model.save(path)
-    if args.json:
-        print(json.dumps({"items": len(replies), "refitted": how, "before": before.as_json(), "after": after.as_json(),
-                          "model": str(path) if path else None, "fusion": fusion}, ensure_ascii=False))
-    else:
-        print(_calibration_report(before, after, how, len(replies), path))
-        print(f"retrieval fusion: {fusion.get('message', '')}")
+    _print_calibration(args, len(replies), how, before, after, path, fusion)
     return 0

@@ -420,20 +420,15 @@ class AnswerPipeline:
         """Run the stages in order; the first one that settles the reply ends the turn. The trace records each
         stage's name, duration and decision (``trace.stages``)."""
         turn = _Turn(question=question, history=history, trace=trace, on_position=on_position)
-        stages: tuple[tuple[str, Callable[[_Turn], Awaitable[str]]], ...]
+        stages: tuple[tuple[str, Callable[[_Turn], Awaitable[str]]], ...] = (
+            ("rewrite", self._stage_rewrite),
+            ("facts", self._stage_facts),
+            ("retrieve", self._stage_retrieve),
+        )
         if self.config.answerer == "reader":
-            stages = (
-                ("rewrite", self._stage_rewrite),
-                ("facts", self._stage_facts),
-                ("retrieve", self._stage_retrieve),
-                ("read", self._stage_read),
-                ("finalize", self._stage_quote),
-            )
+            stages += (("read", self._stage_read), ("finalize", self._stage_quote))
         else:
-            stages = (
-                ("rewrite", self._stage_rewrite),
-                ("facts", self._stage_facts),
-                ("retrieve", self._stage_retrieve),
+            stages += (
                 ("evidence", self._stage_evidence),
                 ("generate", self._stage_generate),
                 ("compose", self._stage_compose),
