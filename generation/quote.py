@@ -58,16 +58,9 @@ def quote_span(passage: str, start: int, end: int) -> Quote:
     if row_fields(line) is not None:
         return Quote(_clean(line), (span,) if span else ())
     # the sentences of the line that the span touches (sentences() keeps the line's words and their order)
-    pieces = sentences(line)
-    cursor, chosen = 0, []
+    chosen = []
     rel_a, rel_b = start - a, end - a
-    for piece in pieces:
-        first = piece.split()[0] if piece.split() else piece
-        at = line.find(first, cursor)
-        if at < 0:
-            continue
-        stop = at + len(piece)
-        cursor = at + 1
+    for at, stop, piece in _sentence_spans(line):
         if at < rel_b and stop > rel_a:
             chosen.append(piece)
         elif chosen:
