@@ -68,6 +68,7 @@ class CrawlConfig:
     deadline: float = 1800.0
     max_bytes: int = 15_000_000
     retries: int = 2
+    max_redirects: int = 5  # redirects followed in a row from one URL, counted across the re-queued hops
     user_agent: str = "prodi-bot/0.1 (+https://github.com/prodi-bot/prodi-bot)"
     chunk_target_tokens: int = 200
     chunk_overlap: float = 0.2
@@ -197,7 +198,8 @@ class _Crawl:
         self.states = states
         self.hosts = config.hosts
         self.paths = config.paths
-        self.queue: asyncio.PriorityQueue[tuple[int, int, str]] = asyncio.PriorityQueue()
+        # (depth, order, url, redirects followed in a row to reach url)
+        self.queue: asyncio.PriorityQueue[tuple[int, int, str, int]] = asyncio.PriorityQueue()
         self.counter = itertools.count()
         self.seen: set[str] = set()
         self.outcomes: dict[str, _Outcome] = {}
@@ -222,7 +224,7 @@ class _Crawl:
         return self.hosts.allows(url) and self.paths.allows(url)
 
     # --- frontier ---------------------------------------------------------------------------------------------
-    def enqueue(self, url: str, depth: int) -> None:
+    def enqueue(self, url: str, depth: int, hops: int = 0) -> None:
         key = normalize_url(url)
         if key in self.seen:
             return
@@ -240,7 +242,7 @@ class _Crawl:
         if depth > self.config.max_depth:
             self.skipped[url] = "deeper than CRAWL_MAX_DEPTH"
             return
-        self.queue.put_nowait((depth, next(self.counter), url))
+        self.queue.put_nowait((depth, next(self.counter), url, hops))
         self.queued += 1
 
     # --- robots.txt and sitemaps -----------------------------------------------------------------------------
@@ -303,12 +305,12 @@ class _Crawl:
     # --- one URL ----------------------------------------------------------------------------------------------
     async def worker(self) -> None:
         while True:
-            depth, _, url = await self.queue.get()
+            depth, _, url, hops = await self.queue.get()
             try:
                 if self.fetches >= self.config.max_pages or self.aborted:
                     self.truncated = True
                     continue
-                await self.process(url, depth)
+                await self.process(url, depth, hops)
                 outcome = self.outcomes.get(normalize_url(url))
                 if outcome is not None and outcome.kind == "failed" and not outcome.responded:
                     self.failures_in_a_row += 1
@@ -328,7 +330,9 @@ class _Crawl:
                 if self.progress is not None:
                     self.progress(len(self.outcomes), min(self.queued, self.config.max_pages))
 
-    async def process(self, url: str, depth: int) -> None:
+    async def process(self, url: str, depth: int, hops: int = 0) -> None:
+        """Fetch ``url`` and record its outcome. ``hops``: redirects followed in a row to reach it (a redirect to
+        another URL puts that URL on the queue at the same depth, so the chain is bounded here, not by depth)."""
         key = normalize_url(url)
         robots = await self.robots_for(url)
         if robots is not None and not robots.can_fetch(self.config.user_agent, url):
@@ -342,7 +346,6 @@ class _Crawl:
         self.fetches += 1
         result = await self.fetcher.get(url, etag=old.etag if conditional else "",
                                         last_modified=old.last_modified if conditional else "")
-        hops = 0
         while result.kind == "redirect":
             target = resolve_link(url, result.location)
             if not target:
@@ -361,14 +364,16 @@ class _Crawl:
             if reason:
                 self.outcomes[key] = _Outcome("skipped", url, reason=f"redirect to {reason}", responded=True)
                 return
+            hops += 1
+            if hops > self.config.max_redirects:
+                self.outcomes[key] = _Outcome("failed", url, reason=f"too many redirects (more than "
+                                              f"{self.config.max_redirects} in a row); not following {target}",
+                                              responded=True, status=result.status)
+                return
             if normalize_url(target) != key:
                 self.outcomes[key] = _Outcome("alias", url, target=normalize_url(target),
                                               reason=f"redirected to {target}", responded=True)
-                self.enqueue(target, depth)
-                return
-            hops += 1
-            if hops > 5:
-                self.outcomes[key] = _Outcome("failed", url, reason="too many redirects", responded=True)
+                self.enqueue(target, depth, hops)
                 return
             url = target
             result = await self.fetcher.get(url, etag=old.etag if conditional else "",
@@ -469,6 +474,7 @@ class _Crawl:
                            max_bytes=self.config.max_bytes, retries=self.config.retries, delay=self.config.delay,
                            concurrency=self.config.concurrency, allow_private=self.config.allow_private,
                            allowed_types=HTML_TYPES | PDF_TYPES, backoff_base=self.config.backoff_base,
+                           max_redirects=self.config.max_redirects,
                            origin_overrides=dict(self.config.origin_overrides)) as fetcher:
             self.fetcher = fetcher
             for seed in self.config.seeds:

@@ -72,9 +72,8 @@ class Fetcher:
     """Shared HTTP session for one crawl. Use as ``async with Fetcher(...) as fetcher``."""
 
     def __init__(self, *, user_agent: str, timeout: float, max_bytes: int, retries: int, delay: float,
-                 concurrency: int, allow_private: bool, allowed_types: frozenset[str],
-                 backoff_base: float = 0.5, max_redirects: int = 5,
-                 origin_overrides: dict[str, str] | None = None) -> None:
+                 concurrency: int, allow_private: bool, allowed_types: frozenset[str], max_redirects: int,
+                 backoff_base: float = 0.5, origin_overrides: dict[str, str] | None = None) -> None:
         self.user_agent = user_agent
         self.timeout = timeout
         self.max_bytes = max_bytes
