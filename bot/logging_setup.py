@@ -8,6 +8,11 @@ Where log lines go:
   the default; ``serve --json`` keeps stdout for its own JSON and logs to stderr);
 - every other command: only warnings and errors on stderr, so the console chat and progress bars stay readable
   (``chat`` shows only errors); the INFO lines are in the file.
+
+``LOG_LEVEL=DEBUG`` is for the project's own modules. Libraries stay at INFO or above whatever the level: at DEBUG
+python-telegram-bot logs every update and Bot API call, pywa every Graph API request and its recipient, httpx and
+httpcore the requests (user ids, phone numbers, message text, bot tokens in URLs). Their loggers are set to INFO (the
+ones that log URLs with tokens at INFO to WARNING), and both handlers drop any other library's DEBUG line.
 """
 
 from __future__ import annotations
@@ -21,9 +26,16 @@ from pathlib import Path
 
 from bot.settings import Settings
 
-__all__ = ["JsonFormatter", "LOG_FILE_NAME", "configure_logging", "log_file_path"]
+__all__ = ["JsonFormatter", "LOG_FILE_NAME", "OWN_PACKAGES", "LibraryDebugFilter", "configure_logging",
+           "log_file_path"]
 
 LOG_FILE_NAME = "prodi-bot.log"
+# the packages whose DEBUG lines LOG_LEVEL=DEBUG shows; every other logger is a library's
+OWN_PACKAGES = frozenset({"bot", "handlers", "generation", "retrieval", "storage", "sync_jobs", "bench", "__main__"})
+# libraries that log request URLs (which contain bot tokens) at INFO: WARNING at least
+_TOKEN_URLS = ("httpx", "httpcore", "telegram.ext.ExtBot", "apscheduler", "aiohttp.access")
+# libraries that log updates, API calls and requests (user ids, numbers, message text) at DEBUG: INFO at least
+_USER_DATA = ("telegram", "pywa", "aiohttp", "urllib3", "hpack", "h11", "redis", "asyncio")
 _MAX_BYTES = 10_000_000
 _BACKUPS = 3
 _RESERVED = set(vars(logging.LogRecord("x", 0, "x", 0, "x", None, None)).keys()) | {"message", "asctime"}
@@ -62,6 +74,14 @@ class _LazyRotatingFile(logging.handlers.RotatingFileHandler):
                   file=sys.stderr)
 
 
+class LibraryDebugFilter(logging.Filter):
+    """Drops the DEBUG lines of every logger outside ``OWN_PACKAGES`` (a library nobody listed in ``_USER_DATA``
+    included), so LOG_LEVEL=DEBUG never writes a user's id, number or message as a library logs it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.INFO or record.name.split(".", 1)[0] in OWN_PACKAGES
+
+
 def log_file_path(settings: Settings) -> Path:
     return settings.data_dir / "logs" / LOG_FILE_NAME
 
@@ -84,6 +104,7 @@ def configure_logging(settings: Settings, *, quiet: bool = False, command: str |
                                      encoding="utf-8", delay=True)
     file_handler.setFormatter(JsonFormatter())
     file_handler.setLevel(level)
+    file_handler.addFilter(LibraryDebugFilter())
     root.addHandler(file_handler)
 
     if command == "serve":
@@ -94,7 +115,9 @@ def configure_logging(settings: Settings, *, quiet: bool = False, command: str |
         console = logging.StreamHandler(sys.stderr)
         console.setLevel(logging.ERROR if command == "chat" else max(level, logging.WARNING))
         console.setFormatter(_text())  # a person reads this console; the file has the JSON
+    console.addFilter(LibraryDebugFilter())
     root.addHandler(console)
-    # Libraries that log request URLs (which contain bot tokens) stay at WARNING.
-    for noisy in ("httpx", "httpcore", "telegram.ext.ExtBot", "apscheduler", "aiohttp.access"):
-        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    for name in _USER_DATA:
+        logging.getLogger(name).setLevel(max(level, logging.INFO))
+    for name in _TOKEN_URLS:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
