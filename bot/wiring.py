@@ -218,7 +218,7 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
     """The answer pipeline over the current index (IndexManager.current()) and the LLM pool."""
     from generation.pipeline import AnswerPipeline
     from generation.telemetry import TelemetryWriter
-    from storage.insights import mask_personal
+    from storage.privacy import mask_personal
 
     if index_manager is None:
         index_manager = build_index_manager(settings, embedder)
@@ -227,7 +227,8 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
         pool=pool or build_llm_pool(settings),
         config=build_pipeline_config(settings),
         embedder=embedder or index_manager.embedder,
-        # traces keep no phone number or e-mail address a user typed (nor the site's own: one rule for all text)
+        # questions arrive masked (ChatService cleans them at the entry); the traces mask again, every string of them
+        # (a page's own phone numbers too: one rule for all text)
         telemetry=TelemetryWriter(settings.telemetry_path, settings.telemetry_max_bytes, redact=mask_personal),
         calibrator=build_calibrator(settings),
     )

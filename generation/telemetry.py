@@ -18,7 +18,8 @@ logger = logging.getLogger(__name__)
 class TelemetryWriter:
     """Append one JSON object per line; rotate when the file would exceed ``max_bytes`` (keeps ``backups`` old
     files). Blocking: async callers run ``write`` in an executor. ``redact(text)``, when given, is applied to every
-    string of a record before it is written (``serve`` masks phone numbers and e-mail addresses)."""
+    string of a record before it is written (``serve`` passes ``storage.privacy.mask_personal``: the question
+    arrives masked from ChatService already, this also masks what the pipeline added, the pages' text included)."""
 
     def __init__(self, path: Path, max_bytes: int = 10_000_000, backups: int = 3,
                  redact: Callable[[str], str] | None = None) -> None:

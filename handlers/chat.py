@@ -22,6 +22,7 @@ from storage.conversations import ConversationStore
 from storage.dedup import UserState
 from storage.feedback import FEEDBACK_VALUES, FeedbackStore
 from storage.models import Message
+from storage.privacy import clean_incoming, strip_controls
 
 __all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "UserRef", "feedback_ids",
            "parse_feedback_id"]
@@ -161,8 +162,9 @@ class ChatService:
         return _normalise_id(user.user_id) in self.admin_ids or _normalise_id(user.key) in self.admin_ids
 
     async def handle(self, user: UserRef, text: str, *, on_position: PositionCallback | None = None) -> Reply:
-        """Route a text: ``/command args`` to the command, anything else to ``ask`` (both rate limited)."""
-        text = (text or "").strip()
+        """Route a text: ``/command args`` to the command, anything else to ``ask`` (both rate limited). Control
+        characters go first, so that none hides a command nor is echoed back (a question is cleaned in ``_ask``)."""
+        text = strip_controls(text).strip()
         allowed, reset = await self.state.hit_rate(user.key, self.rate_limit_per_minute)
         if not allowed:
             logger.info("rate limit hit for a %s user", user.channel)
@@ -204,7 +206,9 @@ class ChatService:
 
     # --- questions ------------------------------------------------------------------------------------------
     async def _ask(self, user: UserRef, text: str, *, on_position: PositionCallback | None) -> Reply:
-        text = (text or "").strip()
+        # the one entry of every question, whichever channel: control characters out, personal data masked, before
+        # the answerer, the history, the question log, the telemetry or a log line sees it (storage/privacy.py)
+        text = clean_incoming(text)
         if not text:
             return Reply(texts.ASK_SOMETHING, kind="notice")
         if len(text) > self.max_question_chars:

@@ -4,8 +4,9 @@ One SQLite file (``DATA_DIR/insights.sqlite3``), two tables:
 
 - ``questions``: one row per answered question, keyed by the answer's trace id: time, channel, a keyed hash of the
   user (only so that ``/hapus`` can find that user's rows; never shown), the question and the answer *masked*
-  (phone numbers and e-mail addresses replaced before they are stored), whether the bot refused, and the user's
-  👍/👎 when one came. No user id, number or name is stored.
+  (``storage.privacy.mask_personal``: e-mail addresses, phone numbers, NIKs and other long digit runs replaced
+  before they are stored; the question arrives masked already, ChatService cleans it at the entry), whether the bot
+  refused, and the user's 👍/👎 when one came. No user id, number or name is stored.
 - ``admin_answers``: every version of every admin answer (question, answer, optional link, author, time, expiry,
   deleted); the newest version of an id is the one in force.
 
@@ -29,20 +30,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from storage.privacy import mask_personal
+
 __all__ = ["AdminAnswer", "InsightsStore", "QuestionLog", "mask_personal"]
-
-# Indonesian phone numbers: mobile 08…, +62 8…, 62 8…, and landlines 0xx/(0xx)…; separators: space . - ( ).
-# At least 9 digits after the prefix, so prices ("Rp 620.000.000") and years stay.
-_PHONE = re.compile(r"(?<![\w+])(?:\+\s?62|62|\(?0)[\s.\-()]*\d(?:[\s.\-()]*\d){7,13}(?![\w])")
-_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", re.UNICODE)
-PHONE_MASK = "[nomor telepon]"
-EMAIL_MASK = "[email]"
-
-
-def mask_personal(text: str) -> str:
-    """``text`` with phone numbers and e-mail addresses replaced by ``[nomor telepon]`` / ``[email]``."""
-    text = _EMAIL.sub(EMAIL_MASK, text or "")
-    return _PHONE.sub(PHONE_MASK, text)
 
 
 _SCHEMA = """
