@@ -50,6 +50,7 @@ _EXTRACT_TIMEOUT = 120.0
 _SOFT_404 = re.compile(r"^(?:error\s*)?404\b|\bnot found\b|tidak ditemukan|\bhalaman tidak ada\b|"
                        r"page (?:does not|doesn't) exist", re.IGNORECASE)
 _DOWN_AFTER = 5  # failed requests in a row (with no answer yet) before the site counts as down
+_ROBOTS_DISALLOWED = "disallowed by robots.txt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +276,17 @@ class _Crawl:
             self.robots[origin] = parser
             return parser
 
+    async def robots_allow(self, url: str) -> bool:
+        """robots.txt of ``url``'s origin (read once) lets our user agent fetch it; no robots.txt allows all."""
+        robots = await self.robots_for(url)
+        return robots is None or robots.can_fetch(self.config.user_agent, url)
+
+    def robots_allow_cached(self, url: str) -> bool:
+        """Like :meth:`robots_allow` without a request: for a redirect met inside ``Fetcher.follow`` (an origin
+        whose robots.txt was not read yet passes)."""
+        robots = self.robots.get(_origin(url))
+        return robots is None or robots.can_fetch(self.config.user_agent, url)
+
     async def discover_sitemaps(self) -> None:
         origins = sorted({_origin(s) for s in self.config.seeds})
         queue: list[str] = []
@@ -288,11 +300,17 @@ class _Crawl:
         assert self.fetcher is not None
         while queue and len(done) < _MAX_SITEMAPS:
             url = queue.pop(0)
-            if url in done or not self.hosts.allows(url) or _origin(url) in self.unreachable \
-                    or _origin(url) in self.robots_5xx:
+            if url in done or not self.hosts.allows(url):
                 continue
             done.add(url)
-            result, _ = await self.fetcher.follow(url, self.hosts.allows, accept_any=True, retries=0)
+            if not await self.robots_allow(url):  # the sitemap itself, like any page (a 5xx robots.txt: all)
+                logger.info("crawl: sitemap %s not read: %s", url,
+                            self.robots_5xx.get(_origin(url), _ROBOTS_DISALLOWED))
+                continue
+            if _origin(url) in self.unreachable:
+                continue
+            result, _ = await self.fetcher.follow(url, lambda t: self.hosts.allows(t) and self.robots_allow_cached(t),
+                                                  accept_any=True, retries=0)
             if result.kind != "ok":
                 continue
             pages, subs = await asyncio.get_running_loop().run_in_executor(None, parse_sitemap, result.body)
@@ -334,11 +352,10 @@ class _Crawl:
         """Fetch ``url`` and record its outcome. ``hops``: redirects followed in a row to reach it (a redirect to
         another URL puts that URL on the queue at the same depth, so the chain is bounded here, not by depth)."""
         key = normalize_url(url)
-        robots = await self.robots_for(url)
-        if robots is not None and not robots.can_fetch(self.config.user_agent, url):
+        if not await self.robots_allow(url):
             why = self.robots_5xx.get(_origin(url))
             self.outcomes[key] = _Outcome("skipped", url, reason=(
-                f"not fetched: {why} (RFC 9309: assume complete disallow)" if why else "disallowed by robots.txt"))
+                f"not fetched: {why} (RFC 9309: assume complete disallow)" if why else _ROBOTS_DISALLOWED))
             return
         old = self.states.get(key)
         conditional = old is not None and old.status in ("ok", "links")
@@ -606,8 +623,14 @@ async def crawl_site(config: CrawlConfig, store: DocumentStore,
         report.skipped_urls.update({o.url: o.reason for o in crawl.outcomes.values() if o.kind != "failed"})
         report.failed = len(report.failed_urls)
         report.skipped = len(report.skipped_urls)
-        report.errors.insert(0, "site unreachable: no page answered; the document store was left untouched"
-                             + (f" ({failures[0]})" if failures else ""))
+        seeds = [crawl.outcomes.get(normalize_url(s)) for s in config.seeds]
+        if all(o is not None and o.reason == _ROBOTS_DISALLOWED for o in seeds):
+            report.errors.insert(0, f"robots.txt disallows every seed for our user agent ({config.user_agent!r}, "
+                                 "CRAWL_USER_AGENT): nothing was fetched, sitemaps included; the document store was "
+                                 "left untouched")
+        else:
+            report.errors.insert(0, "site unreachable: no page answered; the document store was left untouched"
+                                 + (f" ({failures[0]})" if failures else ""))
         report.duration_s = time.monotonic() - started
         logger.warning("crawl failed: %s", json.dumps(report.as_json(), ensure_ascii=False))
         return report

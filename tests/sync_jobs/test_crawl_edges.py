@@ -45,3 +45,46 @@ async def test_an_endless_redirect_chain_stops_after_max_redirects(server, store
                                        f"{server.base}/a{limit + 2}/"
     assert any(error.startswith(last + ": too many redirects") for error in report.errors)  # in the run's log
     assert report.ok and {d.title for d in store.documents()} == {"Beranda"}
+
+
+def _urlset(*urls: str) -> web.Response:
+    locs = "".join(f"<url><loc>{url}</loc></url>" for url in urls)
+    return web.Response(text=f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                             f"{locs}</urlset>", content_type="application/xml")
+
+
+async def test_robots_disallow_all_keeps_the_crawler_off_the_sitemaps_and_every_page(server, store) -> None:
+    async def robots(request):
+        return web.Response(text=f"User-agent: *\nDisallow: /\nSitemap: {server.base}/peta.xml\n")
+
+    async def sitemap(request):
+        return _urlset(f"{server.base}/a/")
+
+    server.app.router.add_get("/robots.txt", robots)
+    server.app.router.add_get("/sitemap.xml", sitemap)  # where sitemaps usually live
+    server.app.router.add_get("/peta.xml", sitemap)  # where robots.txt says it is
+    server.html("/", page("Beranda", links=["/a/"]))
+    server.html("/a/", page("Halaman A"))
+    await server.start()
+    report = await crawl_site(cfg(server.base), store)
+    assert set(server.hits) == {"/robots.txt"}  # no sitemap, no page
+    assert not report.ok and store.documents() == []
+    assert report.skipped_urls == {server.base + "/": "disallowed by robots.txt"}
+    assert report.errors[0].startswith("robots.txt disallows every seed for our user agent")
+
+
+async def test_a_sitemap_under_a_disallowed_path_is_not_read(server, store) -> None:
+    async def robots(request):
+        return web.Response(text=f"User-agent: *\nDisallow: /rahasia/\nSitemap: {server.base}/rahasia/peta.xml\n")
+
+    async def sitemap(request):
+        return _urlset(f"{server.base}/yatim/")
+
+    server.app.router.add_get("/robots.txt", robots)
+    server.app.router.add_get("/rahasia/peta.xml", sitemap)
+    server.html("/", page("Beranda"))
+    server.html("/yatim/", page("Halaman Yatim"))  # linked from nowhere: only the disallowed sitemap lists it
+    await server.start()
+    report = await crawl_site(cfg(server.base), store)
+    assert server.hits["/rahasia/peta.xml"] == 0 and server.hits["/yatim/"] == 0
+    assert report.ok and {d.title for d in store.documents()} == {"Beranda"}
