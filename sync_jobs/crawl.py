@@ -58,7 +58,7 @@ class CrawlConfig:
     """Everything one crawl needs (built from Settings by ``bot.wiring.build_crawl_config``)."""
 
     seeds: tuple[str, ...]
-    allowed_domains: tuple[str, ...] = ()  # host or host:port; empty = the seeds' hosts
+    allowed_domains: tuple[str, ...] = ()  # hosts besides the seeds': host (ports 80/443 only) or host:port
     allowed_path_prefixes: tuple[str, ...] = ()  # URL path prefixes; empty = the seeds' own paths
     allow_private: bool = False
     delay: float = 0.5
@@ -97,9 +97,10 @@ class CrawlConfig:
 
     @property
     def hosts(self) -> HostSet:
-        """SITE_ALLOWED_DOMAINS, or the seeds' hosts (with the port only when a seed names one, so an http seed
-        that redirects to https stays on the site)."""
-        return HostSet(list(self.allowed_domains) or [_seed_host(s) for s in self.seeds])
+        """The seeds' own hosts and SITE_ALLOWED_DOMAINS. A seed's host carries its port only when the seed names a
+        port that is not the default (a bare host allows 80 and 443, so an http seed that redirects to https stays
+        on the site); a seed on ``127.0.0.1:8123`` allows that port alone."""
+        return HostSet([_seed_host(s) for s in self.seeds] + list(self.allowed_domains))
 
     @property
     def paths(self) -> PathScope:
@@ -167,7 +168,8 @@ def _seed_host(seed: str) -> str:
         explicit = parts.port
     except ValueError:
         explicit = None
-    return f"{parts.hostname}:{explicit}" if explicit else str(parts.hostname)
+    default = explicit is None or (parts.scheme, explicit) in (("http", 80), ("https", 443))
+    return str(parts.hostname) if default else f"{parts.hostname}:{explicit}"
 
 
 def _seed_dir(seed: str) -> str:

@@ -130,7 +130,9 @@ def host_key(url: str) -> str:
 
 
 class HostSet:
-    """Allowed hosts. An entry is ``host`` (any port) or ``host:port``; ``www.`` is ignored on both sides."""
+    """Allowed hosts. An entry ``host:port`` allows exactly that port; a bare ``host`` only the scheme's default port
+    (80 for http, 443 for https), so ``127.0.0.1`` does not open every other service on that machine. ``www.`` is
+    ignored on both sides."""
 
     def __init__(self, entries: list[str] | tuple[str, ...]) -> None:
         self.hosts: set[str] = set()
@@ -156,7 +158,9 @@ class HostSet:
         key = host_key(url)
         host, _, port = key.rpartition(":")
         host = host.removeprefix("www.")
-        return host in self.hosts or f"{host}:{port}" in self.host_ports
+        if f"{host}:{port}" in self.host_ports:
+            return True
+        return host in self.hosts and port == str(_DEFAULT_PORTS.get(urlsplit(url).scheme.lower()))
 
 
 class PathScope:

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from storage.docstore import DocumentStore
 from sync_jobs.crawl import CrawlConfig, crawl_site
+from sync_jobs.urls import HostSet
 from tests.sync_jobs.test_crawl_safety import Server, cfg, page
 
 
@@ -88,3 +89,31 @@ async def test_a_sitemap_under_a_disallowed_path_is_not_read(server, store) -> N
     report = await crawl_site(cfg(server.base), store)
     assert server.hits["/rahasia/peta.xml"] == 0 and server.hits["/yatim/"] == 0
     assert report.ok and {d.title for d in store.documents()} == {"Beranda"}
+
+
+def test_a_host_without_a_port_means_its_default_ports_only() -> None:
+    bare = HostSet(["127.0.0.1", "prodi.example"])
+    assert bare.allows("http://127.0.0.1/") and bare.allows("https://127.0.0.1/x") and bare.allows("http://127.0.0.1:80/")
+    assert not bare.allows("http://127.0.0.1:8000/") and not bare.allows("http://127.0.0.1:443/")
+    assert bare.allows("https://www.prodi.example/") and not bare.allows("https://prodi.example:8443/")
+    exact = HostSet(["127.0.0.1:8000"])
+    assert exact.allows("http://127.0.0.1:8000/") and not exact.allows("http://127.0.0.1/")
+    # the seeds' own host:port is always allowed, next to SITE_ALLOWED_DOMAINS
+    hosts = CrawlConfig(seeds=("http://127.0.0.1:8123/",), allowed_domains=("kampus.example",)).hosts
+    assert hosts.allows("http://127.0.0.1:8123/x") and hosts.allows("https://kampus.example/")
+    assert not hosts.allows("http://127.0.0.1:9999/x") and not hosts.allows("http://127.0.0.1/")
+
+
+async def test_allowed_domain_without_a_port_does_not_open_other_ports_of_the_host(server, store) -> None:
+    other = Server()
+    other.html("/", page("Layanan lain di mesin yang sama"))
+    await other.start()
+    try:
+        server.html("/", page("Beranda", links=[other.base + "/"]))
+        await server.start()
+        report = await crawl_site(cfg(server.base, allowed_domains=("127.0.0.1",)), store)
+    finally:
+        await other.close()
+    assert sum(other.hits.values()) == 0
+    assert report.skipped_urls[other.base + "/"] == "external host"
+    assert report.ok and {d.title for d in store.documents()} == {"Beranda"}  # the seed's own port still crawled
