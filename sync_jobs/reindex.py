@@ -248,8 +248,9 @@ class ReindexJob:
         except ValveTripped as valve:
             logger.warning("reindex %s stopped by a safety valve: %s", run.run_id, valve)
             return await self._finish(run, "FAILED", error=str(valve))
-        except asyncio.CancelledError:
-            await asyncio.shield(self._finish(run, "ABORTED", error="the run was cancelled (shutdown)"))
+        except asyncio.CancelledError as cancelled:  # shutdown, or (a reindex child) the parent process died
+            reason = str(cancelled) or "the run was cancelled (shutdown)"
+            await asyncio.shield(self._finish(run, "ABORTED", error=reason))
             raise
         except Exception as error:
             logger.exception("reindex %s failed", run.run_id)

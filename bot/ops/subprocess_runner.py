@@ -1,13 +1,21 @@
-"""``SubprocessReindex``: runs the reindex job in a spawned child process at a lower CPU priority (``nice``)."""
+"""``SubprocessReindex``: runs the reindex job in a spawned child process at a lower CPU priority (``nice``).
+
+The child does not outlive the process that started it: when that process dies (``kill -9``, out of memory) the
+child cancels its run, which records it ABORTED and releases the reindex lock, and exits (``_watch_parent``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -24,10 +32,107 @@ logger = logging.getLogger(__name__)
 ChildEntry = Callable[[str, "str | None", bool], dict[str, Any]]
 
 
-def _child_init(nice: int) -> None:
-    """Lower the reindex child's CPU priority: user questions in the parent come first."""
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_PARENT_POLL_SECONDS = 1.0  # the portable check: how often the child looks whether its parent is still there
+_PARENT_GONE_WAIT_SECONDS = 5.0  # after a SIGTERM: how long to watch for the parent's death before taking it as ours
+_CLEANUP_GRACE_SECONDS = 30.0  # how long an orphaned child may take to record its run and release the lock
+
+_parent_pid: int | None = None  # in the child: the pid of the process that started it
+_leaving = False
+
+
+def _child_init(nice: int, parent_pid: int | None = None) -> None:
+    """In the child, before the job: lower its CPU priority (user questions in the parent come first) and make it
+    follow its parent out."""
     with contextlib.suppress(OSError, AttributeError):
         os.nice(nice)
+    if parent_pid is not None:
+        _watch_parent(parent_pid)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Make this child leave when ``parent_pid`` dies: without this a ``kill -9`` of ``serve`` leaves the child
+    running on, parented to PID 1, and then blocked for ever on the pool's pipe.
+
+    Two ways to notice, one way out: on Linux the kernel sends SIGTERM when the parent dies (``PR_SET_PDEATHSIG``;
+    the kernel's "parent" is the thread that spawned the child, the parent's event-loop thread); everywhere a daemon
+    thread checks ``os.getppid()`` every second and sends the same SIGTERM. ``_on_sigterm`` takes it from there.
+    """
+    global _parent_pid
+    _parent_pid = parent_pid
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; the thread below covers the rest
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent_pid:  # it died before the line above took effect: there is no run to clean up yet
+        os._exit(1)
+    threading.Thread(target=_poll_parent, name="parent watchdog", daemon=True).start()
+
+
+def _poll_parent() -> None:
+    while os.getppid() == _parent_pid:
+        time.sleep(_PARENT_POLL_SECONDS)
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs in the main thread, which owns the event loop
+    time.sleep(_PARENT_GONE_WAIT_SECONDS + _CLEANUP_GRACE_SECONDS + 5)
+    os._exit(1)  # the main thread never ran the handler (stuck in C code): leave anyway
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM in the child (main thread): note the event loop of the run in progress and let ``_leave`` decide."""
+    global _leaving
+    if _leaving:
+        return
+    _leaving = True
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:  # no run in progress (starting, or idle after it)
+        loop = None
+    threading.Thread(target=_leave, args=(loop,), name="leave", daemon=True).start()
+
+
+def _leave(loop: asyncio.AbstractEventLoop | None) -> None:
+    """After a SIGTERM. The parent died: cancel the run (the job records it ABORTED and releases its lock), then
+    exit. The parent lives (the pool ending a broken child, an operator, a service manager stopping everything):
+    the signal was for this child, which dies as SIGTERM always made it, and the parent cleans up after it.
+
+    Which of the two shows only a moment later: a parent killed with ``kill -9`` may still be tearing down its other
+    threads when the kernel sends the signal, and ``os.getppid()`` changes only once it is gone.
+    """
+    deadline = time.monotonic() + _PARENT_GONE_WAIT_SECONDS
+    while os.getppid() == _parent_pid:
+        if time.monotonic() > deadline:
+            os._exit(128 + signal.SIGTERM)
+        time.sleep(0.05)
+    if loop is None or not loop.is_running():
+        os._exit(1)  # nothing to clean up
+    reason = f"interrupted: the process that started this reindex (pid {_parent_pid}) died"
+    finished = threading.Event()
+
+    def cancel() -> None:  # in the event loop
+        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        logger.error("%s; cancelling the run and exiting", reason)
+        left = len(tasks)
+
+        def one_done(_: Any) -> None:
+            nonlocal left
+            left -= 1
+            if left == 0:
+                finished.set()
+
+        for task in tasks:
+            task.add_done_callback(one_done)
+            task.cancel(reason)
+        if not tasks:
+            finished.set()
+
+    try:
+        loop.call_soon_threadsafe(cancel)
+    except RuntimeError:  # the loop closed meanwhile
+        os._exit(1)
+    # then exit, not through asyncio.run's own shutdown: that would wait for the executor's threads (an embedding
+    # batch, an index build) that no one will use, and a build that finished must not switch the index of an
+    # abandoned run
+    finished.wait(_CLEANUP_GRACE_SECONDS)
+    os._exit(1)
 
 
 class SubprocessReindex:
@@ -49,7 +154,7 @@ class SubprocessReindex:
     async def run(self, trigger: str, requested_by: str | None = None) -> JobRun:
         loop = asyncio.get_running_loop()
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_child_init, initargs=(self.nice,))
+                                   initializer=_child_init, initargs=(self.nice, os.getpid()))
         try:
             spawned_at = utc_now()
             log_stdout = any(getattr(h, "stream", None) is sys.stdout for h in logging.getLogger().handlers)
