@@ -2,7 +2,9 @@
 
 - ``RedisLock``: ``SET key token NX PX ttl``; a background task renews the TTL while the lock is held; release
   and renewal are token-checked in Lua, so a process whose lock expired can never delete someone else's lock.
-  A holder that dies (kill -9) leaves a lock that simply expires after its TTL.
+  The token names its holder (host, pid, the process's start time). A holder that dies (kill -9, out of memory) on
+  *this* machine is seen dead and its lock taken over at once (``taken_over_from`` says whose); a holder on another
+  machine cannot be checked, and its lock expires after its TTL.
 - ``FileLock``: ``flock`` on a file under DATA_DIR, for a single machine without Redis. The kernel drops it when
   the process dies, so it can never go stale.
 - ``RedisClaims`` / ``FileClaims``: "first one wins" markers (one run per schedule tick across replicas).
@@ -16,9 +18,11 @@ import asyncio
 import contextlib
 import errno
 import fcntl
+import json
 import logging
 import os
 import re
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -45,12 +49,87 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# take over a dead holder's lock: only if it still holds exactly the value that was checked, so of two processes
+# that both found the holder dead, one wins
+_TAKE_OVER = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    return 1
+end
+return 0
+"""
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _machine() -> dict[str, str | None]:
+    """What tells this machine, and this pid namespace (a container), from another: pids are only comparable
+    within one. ``boot`` and ``pidns`` are None where /proc does not have them."""
+    try:
+        pidns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pidns = None
+    return {"host": socket.gethostname(), "boot": _read("/proc/sys/kernel/random/boot_id"), "pidns": pidns}
+
+
+def _process(pid: int) -> tuple[str, int] | None:
+    """``(state, start time in clock ticks since boot)`` of ``pid`` from /proc/<pid>/stat, or None."""
+    stat = _read(f"/proc/{pid}/stat")
+    if not stat:
+        return None
+    fields = stat.rpartition(")")[2].split()  # the command name, in parentheses, may hold spaces
+    try:
+        return fields[0], int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _holder(pid: int) -> dict[str, Any]:
+    found = _process(pid)
+    return {**_machine(), "pid": pid, "started": found[1] if found else None}
+
+
+def _dead_holder(value: Any) -> str | None:
+    """``"process <pid> on <host>"`` when the lock ``value`` was written by a process of this machine that is no
+    longer alive; None when it lives, or cannot be checked (another machine or container, an unknown format)."""
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    try:
+        holder = json.loads(text)
+        pid = int(holder["pid"])
+        same_machine = all(holder.get(key) == mine for key, mine in _machine().items())
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not same_machine or pid <= 0:
+        return None
+    who = f"process {pid} on {holder['host']}"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return who
+    except PermissionError:  # alive, another user's
+        pass
+    now = _process(pid)
+    if now is None:
+        return None
+    state, started = now
+    if state in ("Z", "X"):  # exited, not yet reaped by its parent
+        return who
+    if holder.get("started") is not None and started != holder["started"]:
+        return who  # the pid was reused by a newer process
+    return None
 
 
 class Lock(Protocol):
     """A non-blocking, process-wide mutual exclusion."""
 
     name: str
+    taken_over_from: str | None  # set by ``acquire`` when it took over the lock of a dead holder: whose it was
 
     @property
     def held(self) -> bool: ...
@@ -73,6 +152,12 @@ class RedisLock:
 
     ``client`` is a ``redis.asyncio.Redis``. The renewal task extends the TTL every ``ttl/3`` seconds; when a
     renewal finds the lock gone or owned by someone else, ``lost`` is set and ``held`` turns false.
+
+    The token is JSON naming the holder: ``{"owner", "host", "boot", "pidns", "pid", "started", "token"}``. When
+    ``acquire`` finds the lock held by a process of this machine (same host, boot and pid namespace) that is dead
+    (no such pid, a zombie, or a pid since reused by a process that started later), it takes the lock over in one
+    compare-and-set and sets ``taken_over_from`` (``"process <pid> on <host>"``) for the caller to close that
+    holder's run.
     """
 
     def __init__(
@@ -91,9 +176,10 @@ class RedisLock:
         self.name = key
         self.ttl_ms = int(ttl_seconds * 1000)
         self.renew_every = renew_every_seconds or max(0.05, ttl_seconds / 3)
-        self.owner_label = owner_label or f"{os.uname().nodename}:{os.getpid()}"
+        self.owner_label = owner_label or f"{socket.gethostname()}:{os.getpid()}"
         self.timeout = timeout_seconds
         self.token: str | None = None
+        self.taken_over_from: str | None = None
         self.lost = asyncio.Event()
         self._renewer: asyncio.Task[None] | None = None
 
@@ -105,11 +191,22 @@ class RedisLock:
         """Try once; True when this instance now holds the lock (renewed in the background)."""
         if self.token is not None:
             return self.held
-        token = f"{self.owner_label}:{uuid.uuid4().hex}"
+        token = json.dumps({"owner": self.owner_label, **_holder(os.getpid()), "token": uuid.uuid4().hex},
+                           separators=(",", ":"))
         ok = await asyncio.wait_for(self.client.set(self.name, token, nx=True, px=self.ttl_ms), self.timeout)
+        dead = None
         if not ok:
-            return False
+            value = await asyncio.wait_for(self.client.get(self.name), self.timeout)
+            dead = None if value is None else _dead_holder(value)
+            if dead is None:
+                return False
+            ok = await asyncio.wait_for(
+                self.client.eval(_TAKE_OVER, 1, self.name, value, token, self.ttl_ms), self.timeout)
+            if not ok:
+                return False
+            logger.warning("lock %s was held by %s, which died; taken over", self.name, dead)
         self.token = token
+        self.taken_over_from = dead
         self.lost.clear()
         self._renewer = asyncio.create_task(self._renew_loop(), name=f"renew {self.name}")
         logger.debug("acquired lock %s", self.name)
@@ -159,7 +256,10 @@ class RedisLock:
         if value is None:
             return None
         text = value.decode() if isinstance(value, bytes) else str(value)
-        return text.rsplit(":", 1)[0]
+        try:
+            return str(json.loads(text)["owner"])
+        except (ValueError, TypeError, KeyError):
+            return text.rsplit(":", 1)[0]  # a token written by an older version: "host:pid:uuid"
 
 
 class FileLock:
@@ -168,6 +268,7 @@ class FileLock:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.name = str(self.path)
+        self.taken_over_from: str | None = None  # never: the kernel frees a dead holder's flock itself
         self._fd: int | None = None
 
     @property

@@ -275,6 +275,13 @@ class ReindexJob:
                                                           "error": error})
         return final
 
+    def _abort_reason(self) -> str:
+        """Why the runs left RUNNING are closed, once this process holds the lock (so none of them is alive)."""
+        dead = getattr(self.lock, "taken_over_from", None)
+        if dead:
+            return f"interrupted: {dead} died before the run ended (its lock was taken over)"
+        return "the process stopped before the run ended"
+
     def _check_lock(self) -> None:
         if not getattr(self.lock, "held", True):
             raise ValveTripped("lost the reindex lock during the run (Redis expired it); nothing was swapped")
@@ -283,7 +290,7 @@ class ReindexJob:
         cfg = self.config
         # 0. leftovers of a run that died (we hold the lock, so no other run is alive) --------------------------
         t = time.perf_counter()
-        aborted = await self._blocking(lambda: self.runs.abort_running(except_ids=(run.run_id,)))
+        aborted = await self._blocking(lambda: self.runs.abort_running(self._abort_reason(), (run.run_id,)))
         removed = await self._blocking(self._clean_leftovers, staging.name)
         if aborted or removed:
             await self._stage(run, "recover", t, aborted_runs=aborted, removed=removed)
@@ -448,7 +455,7 @@ class ReindexJob:
         if not await self.lock.acquire():
             return {"recovered": False, "reason": "a reindex is running elsewhere"}
         try:
-            aborted = await self._blocking(self.runs.abort_running)
+            aborted = await self._blocking(self.runs.abort_running, self._abort_reason())
             removed = await self._blocking(self._clean_leftovers)
         finally:
             await self.lock.release()

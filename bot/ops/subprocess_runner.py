@@ -174,8 +174,8 @@ class SubprocessReindex:
         for run in mine:
             await loop.run_in_executor(None, lambda r=run: self.runs.finish(
                 r.run_id, "ABORTED", error="the reindex child process died (killed or out of memory)"))
-        # the kernel frees the child's file lock a moment after its death; a Redis lock waits for its TTL, and
-        # then the next run or the next start-up finishes the clean-up
+        # the kernel frees the child's file lock a moment after its death, and the dead child's Redis lock is taken
+        # over (storage.locks: same host, dead pid); should neither happen in time, the next run or start-up cleans up
         for _ in range(10):
             result = await self.job.recover()
             if result.get("recovered"):
