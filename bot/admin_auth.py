@@ -6,7 +6,10 @@ correct token gives a session cookie: HttpOnly, SameSite=Strict, Path=/admin, a 
 replica that shares the token accepts it and changing the token logs everybody out. Logging out deletes the cookie
 and revokes the session in this process until it would have expired.
 
-Tokens are compared in constant time; failed logins are rate-limited per client address and overall. Every
+Tokens are compared in constant time. A login attempt is reserved (counted as a failure) before its body is read and
+released only when the token is right, so slow concurrent bodies cannot race the limit: ``max_failures_per_client``
+per client address in ``failure_window_seconds``. A global brake (``max_failures_total`` failures from anywhere)
+stops addresses that have failed too, never one that has not, so an attack cannot lock the real admin out. Every
 state-changing admin request carries the session's CSRF token (``X-CSRF-Token``, or the ``csrf`` form field).
 """
 
@@ -21,9 +24,17 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["AdminAuth", "Session", "COOKIE_NAME"]
+__all__ = ["AdminAuth", "Attempt", "Session", "COOKIE_NAME"]
 
 COOKIE_NAME = "prodibot_admin"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A login attempt reserved by :meth:`AdminAuth.begin`: already counted as a failure until it succeeds."""
+
+    client: str
+    at: float
 
 
 @dataclass(frozen=True)
@@ -69,25 +80,40 @@ class AdminAuth:
                 del self._failures[client]
 
     def retry_after(self, client: str) -> int:
-        """Seconds until ``client`` may try again (0: now)."""
+        """Seconds until ``client`` may try again (0: now). The global brake only holds addresses that failed."""
         now = self.clock()
         self._prune(now)
         waits = []
         times = self._failures.get(client)
         if times and len(times) >= self.max_failures_per_client:
             waits.append(times[0] + self.window - now)
-        if len(self._all_failures) >= self.max_failures_total:
+        if times and len(self._all_failures) >= self.max_failures_total:
             waits.append(self._all_failures[0] + self.window - now)
         return max(0, int(max(waits) + 0.999)) if waits else 0
 
-    def check_token(self, client: str, given: str) -> bool:
-        """A login attempt (call ``retry_after`` first). Constant-time comparison; a failure is counted."""
-        ok = hmac.compare_digest(hashlib.sha256(given.encode("utf-8")).digest(), self._digest)
-        if not ok:
-            now = self.clock()
-            self._failures.setdefault(client, deque()).append(now)
-            self._all_failures.append(now)
+    def begin(self, client: str) -> Attempt | None:
+        """Reserve one login attempt for ``client`` before its body is read; None while it must wait
+        (:meth:`retry_after` says how long). The reservation counts as a failure until :meth:`finish` succeeds."""
+        if self.retry_after(client):
+            return None
+        now = self.clock()
+        self._failures.setdefault(client, deque()).append(now)
+        self._all_failures.append(now)
+        return Attempt(client, now)
+
+    def finish(self, attempt: Attempt, given: str) -> bool:
+        """Check the token of a reserved attempt in constant time; a right token gives its reservation back."""
+        ok = hmac.compare_digest(hashlib.sha256(given.encode("utf-8", "replace")).digest(), self._digest)
+        if ok:
+            for times in (self._failures.get(attempt.client), self._all_failures):
+                if times is not None and attempt.at in times:
+                    times.remove(attempt.at)
         return ok
+
+    def check_token(self, client: str, given: str) -> bool:
+        """One whole login attempt (``begin`` + ``finish``); False also while ``client`` must wait."""
+        attempt = self.begin(client)
+        return attempt is not None and self.finish(attempt, given)
 
     # --- sessions ------------------------------------------------------------------------------------------------
     def _sign(self, payload: str) -> str:
@@ -105,11 +131,12 @@ class AdminAuth:
 
     def session(self, cookie: str | None) -> Session | None:
         """The session a cookie value stands for, or None (missing, forged, expired or logged out)."""
-        if not cookie or cookie.count(".") != 2:
+        if not cookie or not cookie.isascii() or cookie.count(".") != 2:
             return None
         expires_text, nonce, signature = cookie.split(".")
         payload = f"{expires_text}.{nonce}"
-        if not hmac.compare_digest(signature, self._sign(payload)) or not expires_text.isdigit():
+        if not hmac.compare_digest(signature, self._sign(payload)) or not expires_text.isdigit() \
+                or len(expires_text) > 12:
             return None
         expires = int(expires_text)
         now = self.clock()
@@ -118,7 +145,7 @@ class AdminAuth:
         return Session(nonce, expires, self._csrf_for(nonce))
 
     def csrf_ok(self, session: Session, given: str | None) -> bool:
-        return bool(given) and hmac.compare_digest(str(given), session.csrf)
+        return bool(given) and hmac.compare_digest(str(given).encode("utf-8", "replace"), session.csrf.encode())
 
     def revoke(self, session: Session) -> None:
         now = self.clock()

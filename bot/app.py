@@ -21,7 +21,7 @@ from aiohttp import web
 from bot import channels, wiring
 from bot.channels.base import Channel, ChannelContext
 from bot.metrics import Metrics
-from bot.server import ServerParts, build_server, json_error
+from bot.server import ServerParts, build_server, json_error, proxy_networks
 from bot.settings import Settings
 from handlers.awaitables import resolve
 from handlers.chat import Answerer, ChatService
@@ -158,6 +158,7 @@ class ServeApp:
             channel_routes=self._channel_routes(off),
             admin_token=s.channels.admin_token.get_secret_value() if s.channels.admin_token else None,
             admin_session_minutes=s.channels.admin_session_minutes,
+            trusted_proxies=proxy_networks(s.channels.trusted_proxies),
             admin_status=self.status_provider,
             feedback_counts=stores.feedback.counts,
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,

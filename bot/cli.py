@@ -13,11 +13,22 @@ from collections.abc import Callable, Sequence
 
 from bot.settings import Settings, SettingsError, load_settings
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "too_long"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+
+
+def too_long(texts: Sequence[str], settings: Settings, what: str = "the question") -> str | None:
+    """The error for the first text longer than ``MAX_QUESTION_CHARS`` (the cap every channel and the web API apply
+    before the embedder or the LLM sees a text), or None when all fit."""
+    limit = settings.channels.max_question_chars
+    for text in texts:
+        if len(text) > limit:
+            return (f"{what} is {len(text)} characters long; at most {limit} are accepted (MAX_QUESTION_CHARS), "
+                    f"as on every channel: shorten it")
+    return None
 
 
 # command name -> "module:function". The function takes (args, settings) and returns an exit code.

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from bot.cli import too_long
 from bot.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,13 @@ def _print_answer(answer: Any) -> None:
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     """Answer one question and print it (``--json``: the full Answer record)."""
 
+    error = too_long([args.question], settings)
+    if error:
+        if args.json:
+            print(json.dumps({"error": "too_long", "message": error}, ensure_ascii=False))
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
     async def run() -> int:
         try:
             async with _pipeline(settings, json_output=args.json) as (pipeline, _):
@@ -134,7 +142,8 @@ def _read_line(prompt: str) -> str:
     return input(prompt)
 
 
-def _load_dataset(path: str | None) -> list[dict[str, Any]]:
+def _load_dataset(path: str | None, settings: Settings) -> list[dict[str, Any]]:
+    """The items of a JSON-lines dataset; SystemExit naming the line for bad JSON or a query over the cap."""
     if not path:
         raise SystemExit("eval answers needs --dataset FILE (JSON lines, see tests/data/eval/README.md)")
     p = Path(path)
@@ -147,6 +156,10 @@ def _load_dataset(path: str | None) -> list[dict[str, Any]]:
                 items.append(json.loads(line))
             except json.JSONDecodeError as error:
                 raise SystemExit(f"{p}:{n}: not valid JSON ({error})") from None
+            error = too_long([str(items[-1].get("query", ""))] if isinstance(items[-1], dict) else [], settings,
+                             f"{p}:{n}: the query")
+            if error:
+                raise SystemExit(error)
     return items
 
 
@@ -227,7 +240,7 @@ async def evaluate_answers(pipeline: Any, manager: Any, items: Sequence[dict[str
 
 def cmd_eval_answers(args: argparse.Namespace, settings: Settings) -> int:
     """`eval answers --dataset FILE [--dump FILE] [--markdown FILE]`."""
-    items = _load_dataset(args.dataset)
+    items = _load_dataset(args.dataset, settings)
 
     outcome = _run_with_pipeline(
         settings, lambda pipeline, manager: evaluate_answers(pipeline, manager, items, progress=not args.json))
@@ -359,7 +372,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from bot import wiring
     from generation.calibration import figures, label_replies, refit
 
-    items = _load_dataset(args.dataset)
+    items = _load_dataset(args.dataset, settings)
     bad = [str(it.get("id", n)) for n, it in enumerate(items, 1)
            if not str(it.get("query") or "").strip() or (it.get("answerable", True) and not it.get("answers"))]
     if bad:

@@ -9,6 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
+from bot.cli import too_long
 from bot.settings import Settings
 
 __all__ = ["cmd_eval_retrieval", "cmd_index", "cmd_search", "load_jsonl_corpus"]
@@ -147,11 +148,14 @@ def _open_index(args: argparse.Namespace, settings: Settings):
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     """Search the current index and print the hits."""
+    if args.k < 1:
+        return _fail(args, "--k must be at least 1", EXIT_USAGE)
+    error = too_long([args.query], settings, "the query")
+    if error:
+        return _fail(args, error, EXIT_USAGE)
     index, code = _open_index(args, settings)
     if index is None:
         return code
-    if args.k < 1:
-        return _fail(args, "--k must be at least 1", EXIT_USAGE)
     result = index.search(args.query, k=args.k, mode=args.mode)
     if args.json:
         payload = {"hits": [h.as_json() for h in result.hits], "confidence": round(result.confidence, 4),
@@ -179,6 +183,10 @@ def cmd_eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
         items = load_dataset(Path(args.dataset))
     except (OSError, ValueError) as error:
         return _fail(args, str(error), EXIT_USAGE)
+    for item in items:
+        error = too_long([item.query], settings, f"{args.dataset}: the query of {item.id!r}")
+        if error:
+            return _fail(args, error, EXIT_USAGE)
     index, code = _open_index(args, settings)
     if index is None:
         return code

@@ -31,7 +31,8 @@ __all__ = ["DigestSender", "Insights", "cluster_questions", "format_digest", "pa
 
 logger = logging.getLogger(__name__)
 
-_PERIOD = re.compile(r"^\s*(\d+)\s*([hdw])\s*$", re.IGNORECASE)
+_PERIOD = re.compile(r"^\s*([0-9]{1,6})\s*([hdw])\s*$", re.IGNORECASE)
+MAX_PERIOD_SECONDS = 10 * 366 * 86400  # ten years: longer than any history the bot keeps
 _UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400}
 EmbedFn = Callable[[list[str]], np.ndarray]  # questions -> unit-length (or any) row vectors
 
@@ -39,9 +40,11 @@ EmbedFn = Callable[[list[str]], np.ndarray]  # questions -> unit-length (or any)
 def parse_period(text: str) -> float:
     """Seconds in a period written ``24h``, ``7d`` or ``4w``; ValueError saying how to write it."""
     match = _PERIOD.match(text or "")
-    if not match or int(match.group(1)) <= 0:
-        raise ValueError(f"period {text!r} is not valid; write a number and h, d or w, e.g. 7d or 24h")
-    return int(match.group(1)) * _UNITS[match.group(2).lower()]
+    seconds = int(match.group(1)) * _UNITS[match.group(2).lower()] if match else 0
+    if not 0 < seconds <= MAX_PERIOD_SECONDS:
+        raise ValueError(f"period {(text or '')[:40]!r} is not valid; write a number and h, d or w, e.g. 7d or 24h "
+                         f"(at most ten years)")
+    return seconds
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

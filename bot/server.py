@@ -11,9 +11,11 @@ and ``/static/…``. Every route answers 2xx or a deliberate 4xx for any input; 
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,15 @@ from bot.admin_auth import COOKIE_NAME, AdminAuth, Session
 from handlers.awaitables import resolve
 from handlers.web import WebApiError
 
-__all__ = ["PAGE_HEADERS", "ServerParts", "WEB_DIR", "build_server", "json_error", "read_json"]
+__all__ = ["PAGE_HEADERS", "ServerParts", "WEB_DIR", "build_server", "client_address", "json_error", "proxy_networks",
+           "read_json"]
 
 logger = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
 MAX_BODY_BYTES = 1_000_000
+HEALTH_CHECK_SECONDS = 2.0  # each informational /healthz check gets this long
+MAX_ID_DIGITS = 18  # an id with more digits than a signed 64-bit integer can hold is no id of ours
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
     "X-Content-Type-Options": "nosniff",
@@ -45,6 +50,8 @@ class ServerParts:
     channel_routes: list[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]] = field(
         default_factory=list)
     admin_token: str | None = None
+    # TRUSTED_PROXIES as networks: only a peer inside one of them may name the client in X-Forwarded-For
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     admin_session_minutes: float = 30.0  # ADMIN_SESSION_MINUTES: lifetime of an admin login
     admin_status: Callable[[], Awaitable[dict[str, Any]] | dict[str, Any]] | None = None
     feedback_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
@@ -57,10 +64,57 @@ class ServerParts:
     before_metrics: Callable[[], Any] | None = None  # refreshes gauges (LLM queue depth) before a scrape
 
 
-async def read_json(request: web.Request) -> Any:
-    """The request's JSON body; a body that is not JSON is a 400 (``WebApiError``)."""
+def proxy_networks(items: Sequence[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """``TRUSTED_PROXIES`` entries (addresses or CIDRs, validated by the settings) as networks."""
+    return tuple(ipaddress.ip_network(item, strict=False) for item in items)
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        return json.loads(await request.read())
+        address = ipaddress.ip_address(text.strip().strip("[]"))
+    except ValueError:
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
+def client_address(request: web.Request, trusted: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> str:
+    """The address the request came from: the peer, or, when the peer is a trusted proxy, the right-most address in
+    ``X-Forwarded-For`` that is not itself a trusted proxy (what a client writes into the header further left is
+    never believed). An IPv6 client is its /64, the block one subscriber gets, so it cannot rotate through it."""
+    peer = _address(request.remote or "")
+    if peer is None:
+        return request.remote or "unknown"
+    client = peer
+    if trusted and any(peer in net for net in trusted):
+        hops = [hop for value in request.headers.getall("X-Forwarded-For", []) for hop in value.split(",")]
+        for hop in reversed(hops):
+            address = _address(hop)
+            if address is None:
+                break  # garbage: keep the last hop a trusted proxy vouched for
+            client = address
+            if not any(address in net for net in trusted):
+                break
+    if client.version == 6:
+        return str(ipaddress.ip_network(f"{client}/64", strict=False))
+    return str(client)
+
+
+def _drop_surrogates(value: Any) -> Any:
+    """``value`` (parsed JSON) with lone surrogates (``"\\ud800"``, valid JSON but not text) removed from every string."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "ignore").decode("utf-8") if not value.isascii() else value
+    if isinstance(value, list):
+        return [_drop_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_drop_surrogates(key): _drop_surrogates(item) for key, item in value.items()}
+    return value
+
+
+async def read_json(request: web.Request) -> Any:
+    """The request's JSON body (strings without lone surrogates); a body that is not JSON is a 400 (``WebApiError``)."""
+    try:
+        return _drop_surrogates(json.loads(await request.read()))
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise WebApiError(400, 'the body must be JSON, e.g. {"message": "Siapa ketua prodi?"}') from None
 
@@ -139,20 +193,21 @@ class _Routes:
         """POST /admin/login (form field ``token``): a session cookie and a redirect to /admin, or the form again."""
         if self.auth is None:
             return json_error(404, "the admin page is disabled; set ADMIN_TOKEN to enable it")
-        client = request.remote or "unknown"
-        wait = self.auth.retry_after(client)
-        if wait:
+        client = client_address(request, self.parts.trusted_proxies)
+        attempt = self.auth.begin(client)  # reserved before the body is read: slow bodies cannot race the limit
+        if attempt is None:
+            wait = self.auth.retry_after(client)
             minutes = max(1, (wait + 59) // 60)
             page = self._page("login.html", 429, MESSAGE=f"Terlalu banyak percobaan masuk yang gagal. Silakan coba "
                                                          f"lagi dalam {minutes} menit.")
-            page.headers["Retry-After"] = str(wait)
+            page.headers["Retry-After"] = str(max(1, wait))
             return page
         try:
             form = await request.post()
         except Exception:
             form = {}
         given = form.get("token", "") if hasattr(form, "get") else ""
-        if not isinstance(given, str) or not self.auth.check_token(client, given.strip()):
+        if not isinstance(given, str) or not self.auth.finish(attempt, given.strip()):
             logger.warning("admin login failed from %s", client)
             return self._page("login.html", 401, MESSAGE="Token admin salah. Silakan coba lagi.")
         cookie, session = self.auth.issue()
@@ -309,7 +364,8 @@ class _Routes:
         if not all(isinstance(v, str) or v is None for v in fields.values()):
             return json_error(400, "question, answer, link and expires must be text")
         answer_id = body.get("id")
-        if answer_id is not None and (isinstance(answer_id, bool) or not isinstance(answer_id, int)):
+        if answer_id is not None and (isinstance(answer_id, bool) or not isinstance(answer_id, int)
+                                      or not 0 < answer_id < 10 ** MAX_ID_DIGITS):
             return json_error(400, "id must be the number of an existing admin answer")
         try:
             saved = await self._blocking(
@@ -329,8 +385,8 @@ class _Routes:
         if refused is not None:
             return refused
         raw = request.match_info["answer_id"]
-        if not raw.isdigit():
-            return json_error(404, f"no admin answer {raw!r}")
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > MAX_ID_DIGITS:
+            return json_error(404, f"no admin answer {raw[:40]!r}")
         deleted = await self._blocking(self.parts.admin_insights.delete_answer, int(raw), "admin (web)")
         if not deleted:
             return json_error(404, f"no admin answer {raw} (or it was already deleted)")
@@ -338,14 +394,15 @@ class _Routes:
 
     # --- health and metrics ----------------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
+        """Liveness: 200 whenever this process answers. The checks (index, Redis) are listed for people, but a
+        restart fixes neither, and the bot serves without Redis, so they never turn liveness red: /readyz does."""
         checks: dict[str, bool] = {"process": True}
         for name, check in self.parts.health_checks.items():
             try:
-                checks[name] = bool(await resolve(check()))
+                checks[name] = bool(await asyncio.wait_for(resolve(check()), HEALTH_CHECK_SECONDS))
             except Exception:
                 checks[name] = False
-        ok = all(checks.values())
-        return web.json_response({"status": "ok" if ok else "unavailable", "checks": checks}, status=200 if ok else 503)
+        return web.json_response({"status": "ok", "checks": checks})
 
     async def readyz(self, request: web.Request) -> web.Response:
         """Readiness: 200 only with an index loaded and an LLM that answered its warm-up; each component listed."""

@@ -233,11 +233,29 @@ class ChannelSettings(_Group):
     admin_session_minutes: float = knob("ADMIN_SESSION_MINUTES", 30.0, gt=0, le=1440)
     user_rate_limit_per_minute: int = knob("USER_RATE_LIMIT_PER_MINUTE", 5, ge=1)
     conversation_ttl_days: int = knob("CONVERSATION_TTL_DAYS", 30, ge=1)
+    # the one cap on a text that reaches the embedder or the LLM: questions on every channel, /api/retrieve, the CLI
+    max_question_chars: int = knob("MAX_QUESTION_CHARS", 1000, ge=20, le=20000)
+    # the web API's own limits, keyed on the client address (not on the session id the client picks)
+    web_rate_limit_per_minute: int = knob("WEB_RATE_LIMIT_PER_MINUTE", 60, ge=1)
+    web_max_in_flight_per_client: int = knob("WEB_MAX_IN_FLIGHT_PER_CLIENT", 2, ge=1, le=100)
+    trusted_proxies: CommaList = knob("TRUSTED_PROXIES", default_factory=list)
 
-    @field_validator("admin_ids", mode="before")
+    @field_validator("admin_ids", "trusted_proxies", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         return _split_commas(value)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an IP address or network (e.g. 127.0.0.1 or 10.0.0.0/8)") from None
+        return value
 
 
 class OpsSettings(_Group):

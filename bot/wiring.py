@@ -306,6 +306,7 @@ def build_chat_service(settings: Settings, answerer, stores: ChannelStores, *, r
         admin_ids=settings.channels.admin_ids,
         rate_limit_per_minute=rate_limit_per_minute or settings.channels.user_rate_limit_per_minute,
         history_window=settings.answers.history_window,
+        max_question_chars=settings.channels.max_question_chars,
         answer_timeout=settings.llm_timeout_seconds * 3,
         **callables,
     )

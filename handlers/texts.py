@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ADMIN_ONLY",
     "ASK_SOMETHING",
+    "BUSY_CLIENT",
     "BUSY_ERROR",
     "EDITED_IGNORED",
     "ERROR",
@@ -81,6 +82,9 @@ ASK_SOMETHING = "Silakan ketik pertanyaan Anda tentang program studi."
 TOO_LONG = "Mohon maaf, pesan Anda terlalu panjang. Silakan ringkas pertanyaan Anda (maksimal {limit} karakter)."
 ERROR = "Mohon maaf, terjadi kendala saat memproses pesan Anda. Silakan coba beberapa saat lagi."
 BUSY_ERROR = "Mohon maaf, sistem sedang sibuk. Silakan coba lagi sebentar lagi."
+BUSY_CLIENT = (
+    "Mohon maaf, pertanyaan Anda sebelumnya masih diproses. Silakan tunggu jawabannya dulu, lalu kirim lagi."
+)
 UNKNOWN_COMMAND = "Mohon maaf, perintah itu tidak dikenal. Ketik /help untuk melihat perintah yang tersedia."
 FEEDBACK_THANKS_UP = "Terima kasih atas umpan baliknya! 👍"
 FEEDBACK_THANKS_DOWN = "Terima kasih atas umpan baliknya. Kami akan terus memperbaiki jawaban. 👎"

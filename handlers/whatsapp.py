@@ -98,7 +98,8 @@ def verify_subscription(query: Mapping[str, str], verify_token: str) -> tuple[in
     mode = query.get("hub.mode", "")
     token = query.get("hub.verify_token", "")
     challenge = query.get("hub.challenge", "")
-    if mode == "subscribe" and verify_token and hmac.compare_digest(token.encode(), verify_token.encode()):
+    if mode == "subscribe" and verify_token and hmac.compare_digest(token.encode("utf-8", "replace"),
+                                                                    verify_token.encode()):
         return 200, challenge
     return 403, "verification failed"
 

@@ -73,3 +73,12 @@ def test_output_into_a_closed_pipe_is_not_a_traceback(tmp_path) -> None:
     _, err = proc.communicate(timeout=120)
     assert b"Traceback" not in err and b"BrokenPipeError" not in err
     assert proc.returncode == 0
+
+
+def test_ask_and_search_refuse_a_text_over_the_question_cap(tmp_path) -> None:
+    env = {"DATA_DIR": str(tmp_path), "MAX_QUESTION_CHARS": "50"}
+    for command in (("ask", "k" * 51), ("search", "k" * 51)):
+        result = run_cli(*command, "--json", env=env, cwd=str(tmp_path))
+        assert result.returncode == 2, result.stderr
+        assert "51 characters" in result.stderr and "MAX_QUESTION_CHARS" in result.stderr
+        assert "Traceback" not in result.stderr

@@ -144,7 +144,8 @@ class TelegramChannel(Channel):
             return json_error(404, "Telegram webhook mode is not enabled (set TELEGRAM_WEBHOOK_URL)")
         expected = self.secret or ""
         given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
-        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+        # a header of non-UTF-8 bytes arrives as surrogate escapes: compare bytes, never fail on the encoding
+        if not expected or not hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode()):
             logger.warning("Telegram webhook: wrong or missing secret token; refused")
             return json_error(403, "wrong secret token")
         try:

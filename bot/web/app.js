@@ -115,7 +115,7 @@
       return r.json().then(function (data) { return { ok: r.ok, data: data }; });
     }).then(function (res) {
       if (!res.ok) {
-        add("bot", res.data.error || "Mohon maaf, terjadi kendala. Silakan coba lagi.", null, true);
+        add("bot", res.data.reply || res.data.error || "Mohon maaf, terjadi kendala. Silakan coba lagi.", null, true);
       } else {
         add("bot", res.data.reply || res.data.answer || "", res.data.sources || [], false, res.data.feedback_id,
             res.data.highlights || []);

@@ -95,7 +95,7 @@ async def test_redis_dies_mid_conversation_and_comes_back(own_redis, data_dir, c
                 assert "laboratorium" in data["answer"] and data["sources"]
                 assert answerer.calls[-1][1] == []  # answered without history
             async with session.get("/healthz") as r:
-                assert r.status == 503 and (await r.json())["checks"]["redis"] is False
+                assert r.status == 200 and (await r.json())["checks"]["redis"] is False  # alive without Redis
         warnings = [r for r in caplog.records if "Redis failed" in r.getMessage()]
         assert len(warnings) == 1  # at most one warning a minute
 
