@@ -433,6 +433,43 @@ def test_blind_sets_schema_and_gold_spans(site_texts: dict[str, str], name: str,
     assert len(single) == 45 and sum(not i["answerable"] for i in single) == 12 and len(multi) == 10
 
 
+_TURN_KEYS = {"smalltalk": set(), "refuse": set(), "answer": {"answers", "relevant_urls"}, "askback": {"candidates"}}
+
+
+def test_dialogues_dataset_schema_gold_spans_and_coverage(site_texts: dict[str, str]) -> None:
+    """dialogues.jsonl: whole WhatsApp-style chats, each user turn with the kind of reply it expects
+    (tests/data/eval/README.md). Gold spans are verbatim on one of the turn's pages, ask-back candidates verbatim
+    somewhere on the site, and the set keeps its minimum coverage."""
+    dialogues = _load("dialogues.jsonl")
+    assert len({d["id"] for d in dialogues}) == len(dialogues)
+    whole_site = "\n".join(site_texts.values())
+    kinds: dict[str, int] = dict.fromkeys(_TURN_KEYS, 0)
+    for dialogue in dialogues:
+        assert set(dialogue) == {"id", "turns"} and re.fullmatch(r"D\d{2,}", dialogue["id"]), dialogue
+        assert 3 <= len(dialogue["turns"]) <= 6, dialogue["id"]
+        for turn in dialogue["turns"]:
+            where = (dialogue["id"], turn.get("user"))
+            kind = turn.get("expect")
+            assert kind in _TURN_KEYS and set(turn) == {"user", "expect"} | _TURN_KEYS[kind], where
+            assert isinstance(turn["user"], str) and turn["user"].strip(), where
+            kinds[kind] += 1
+            if kind == "answer":
+                assert 1 <= len(turn["answers"]) <= 2 and turn["relevant_urls"], where
+                for url in turn["relevant_urls"]:
+                    assert url.startswith("/") and url in site_texts, (*where, url)
+                for span in turn["answers"]:
+                    assert span.strip() and any(_norm(span) in site_texts[url] for url in turn["relevant_urls"]), (
+                        *where, span)
+            elif kind == "askback":
+                assert 2 <= len(turn["candidates"]) <= 3, where
+                for name in turn["candidates"]:
+                    assert name.strip() and _norm(name) in whole_site, (*where, name)
+    turns = sum(kinds.values())
+    assert len(dialogues) >= 40 and kinds["askback"] >= 6, kinds
+    assert kinds["smalltalk"] >= 0.35 * turns and kinds["answer"] >= 0.40 * turns, kinds
+    assert kinds["refuse"] >= 4, kinds
+
+
 def test_constraint_questions_match_the_site(crawl: Crawl) -> None:
     courses, lecturers = _curriculum(crawl), _lecturers(crawl)
     checked = 0
