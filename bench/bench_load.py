@@ -1,4 +1,5 @@
-"""Load: 50 concurrent Telegram chats through the whole server, then the same with one user flooding 200 messages.
+"""Load: 50 concurrent Telegram chats through the whole server, then the same with one user flooding 200 messages;
+and the web API's abuse case: 30 students while one client sends maximal requests in a loop, limits on and off.
 
 The path is the production one: HTTP POST to ``/telegram/webhook`` on ServeApp → PTB Application (webhook mode,
 AIORateLimiter) → TelegramHandlers → ChatService (rate limit, Redis conversation window) → the REAL answer
@@ -30,6 +31,8 @@ IMG = ROOT / "docs" / "img"
 LLM_DELAY_S = 1.0
 LLM_WORKERS = 2
 LAG_GOAL_MS = 100.0
+ABUSE_SESSIONS = 30  # the abuse case: normal web sessions measured with and without one abusive client
+ABUSE_LOOPS = 16  # request loops the abusive client runs at once (far more than WEB_MAX_IN_FLIGHT_PER_CLIENT)
 
 
 def _rss_mb() -> float:
@@ -256,6 +259,137 @@ async def _load(manager: Any, settings_kwargs: dict[str, Any], chats: int, per_c
     return out
 
 
+async def _abuse(manager: Any, settings_kwargs: dict[str, Any], sessions: int, per_session: int,
+                 questions: list[str], abusers: int, *, limits_off: bool = False) -> dict[str, Any]:
+    """The web API under abuse: ``sessions`` normal students (each its own address behind a trusted proxy) ask
+    ``per_session`` questions one after another, first alone, then while one client (one address) runs ``abusers``
+    loops of maximal requests: a retrieve query and a chat question of MAX_QUESTION_CHARS each, and a 240 KB query."""
+    import aiohttp
+
+    from bot.app import ServeApp
+    from bot.settings import Settings
+    from bot.wiring import build_pipeline_config
+    from generation.pipeline import AnswerPipeline
+    from generation.pool import LLMPool
+
+    off = {"web_rate_limit_per_minute": 10 ** 9, "web_max_in_flight_per_client": 100} if limits_off else {}
+    settings = Settings(_env_file=None, http_port=0, trusted_proxies="127.0.0.1", **settings_kwargs, **off)
+    limit = settings.channels.max_question_chars
+    generator = _generator(LLM_DELAY_S)
+    pool = LLMPool(lambda: generator, workers=LLM_WORKERS, timeout_s=settings.llm_timeout_seconds)
+    pipeline = AnswerPipeline(manager.current, pool, build_pipeline_config(settings), manager.embedder)
+
+    async def search(query: str, k: int) -> list[dict[str, Any]]:  # what serve's /api/retrieve runs (bot.wiring)
+        index = manager.current()
+        result = await asyncio.get_running_loop().run_in_executor(None, index.search, query, k, "hybrid")
+        return [hit.as_json() for hit in result.hits]
+
+    app = ServeApp(settings, answerer=pipeline, search=search, status_provider=dict, reindex_trigger=lambda who: None,
+                   index_ready=lambda: True, start_scheduler=False)
+    await app.start()
+    session = aiohttp.ClientSession(base_url=f"http://127.0.0.1:{app.port}",
+                                    timeout=aiohttp.ClientTimeout(total=300))
+    words = " ".join(questions).split()
+    long_text = " ".join(words[i % len(words)] for i in range(limit))[:limit]
+    huge_text = (long_text + " ") * (240_000 // (limit + 1))
+    out: dict[str, Any] = {"limit": limit, "sessions": sessions, "per_session": per_session}
+    try:
+        async def student(n: int, tag: str, latencies: list[float], failed: list[int]) -> None:
+            headers = {"X-Forwarded-For": f"10.20.{n // 250}.{n % 250 + 1}"}
+            for i in range(per_session):
+                started = time.perf_counter()
+                body = {"message": questions[(n * per_session + i) % len(questions)], "session_id": f"{tag}-{n}"}
+                async with session.post("/api/chat", json=body, headers=headers) as r:
+                    data = await r.json()
+                if r.status == 200 and data.get("kind") == "answer":
+                    latencies.append((time.perf_counter() - started) * 1000)
+                else:
+                    failed.append(r.status)
+
+        async def abuser(counts: dict[str, int], stop: asyncio.Event) -> None:
+            headers = {"X-Forwarded-For": "10.66.0.1"}
+            requests = (("/api/retrieve", {"query": long_text, "k": 20}), ("/api/chat", {"message": long_text}),
+                        ("/api/retrieve", {"query": huge_text, "k": 20}))
+            n = 0
+            while not stop.is_set():
+                path, body = requests[n % len(requests)]
+                n += 1
+                async with session.post(path, json=body, headers=headers) as r:
+                    await r.read()
+                    key = f"{path} {r.status}"
+                    counts[key] = counts.get(key, 0) + 1
+                if r.status == 429:
+                    await asyncio.sleep(0.05)  # a busy loop, not a spin
+
+        async def phase(tag: str, with_abuser: bool) -> dict[str, Any]:
+            latencies: list[float] = []
+            failed: list[int] = []
+            counts: dict[str, int] = {}
+            stop = asyncio.Event()
+            loops = [asyncio.create_task(abuser(counts, stop)) for _ in range(abusers if with_abuser else 0)]
+            if loops:
+                await asyncio.sleep(2.0)  # the abuse is under way before the students arrive
+            started = time.perf_counter()
+            await asyncio.gather(*(student(n, tag, latencies, failed) for n in range(sessions)))
+            wall = time.perf_counter() - started
+            stop.set()
+            await asyncio.gather(*loops)
+            return {"latency_ms": latencies, "failed": failed, "wall_s": wall, "abuser": counts}
+
+        await phase("warm", False)  # caches warm, so neither measured phase pays the first-contact cost
+        out["alone"] = await phase("alone", False)
+        out["abused"] = await phase("abused", True)
+        if limits_off:
+            return out
+    finally:
+        await session.close()
+        await app.stop()
+        await asyncio.get_running_loop().run_in_executor(None, pool.close)
+    return out
+
+
+def _abuse_lines(res: dict[str, Any], off: dict[str, Any], abusers: int) -> list[str]:
+    alone, abused = res["alone"], res["abused"]
+    p95_alone, p95_abused = _pct(alone["latency_ms"], 95), _pct(abused["latency_ms"], 95)
+    ratio = p95_abused / p95_alone if p95_alone else float("nan")
+    asked = res["sessions"] * res["per_session"]
+    counts = abused["abuser"]
+    shown = ", ".join(f"`{key}` {value}" for key, value in sorted(counts.items()))
+    off_alone = _pct(off["alone"]["latency_ms"], 95)
+    off_ratio = _pct(off["abused"]["latency_ms"], 95) / off_alone if off_alone else float("nan")
+    off_shown = ", ".join(f"`{key}` {value}" for key, value in sorted(off["abused"]["abuser"].items()))
+
+    def row(name: str, r: dict[str, Any]) -> str:
+        lat = r["latency_ms"]
+        return (f"| {name} | {asked} | {len(lat)} | {len(r['failed'])} | {_pct(lat, 50) / 1000:.2f} | "
+                f"{_pct(lat, 95) / 1000:.2f} | {max(lat, default=0) / 1000:.2f} | {r['wall_s']:.1f} |")
+
+    return [
+        "### Abuse: one client sends maximal requests in a loop (web API)",
+        "",
+        f"{res['sessions']} students, each behind the trusted proxy with its own address, ask {res['per_session']} "
+        f"questions one after another through `/api/chat` (the same pipeline and simulated LLM as above). Then the "
+        f"same again while one client (one address) runs {abusers} request loops back to back: a `/api/retrieve` "
+        f"query and a chat question of {res['limit']} characters (MAX_QUESTION_CHARS) and a 240 KB query, over and "
+        "over. Default web limits (WEB_RATE_LIMIT_PER_MINUTE, WEB_MAX_IN_FLIGHT_PER_CLIENT).",
+        "",
+        "| phase | questions | answered | not answered | p50 (s) | p95 (s) | max (s) | wall (s) |",
+        "|---|---|---|---|---|---|---|---|",
+        row("students alone", alone),
+        row("students + abuser", abused),
+        row("students alone, limits off", off["alone"]),
+        row("students + abuser, limits off", off["abused"]),
+        "",
+        f"- Students' p95 with the abuser: ×{ratio:.2f} of their p95 alone; goal ≤ ×1.5 → "
+        f"**{'met' if ratio <= 1.5 else 'NOT met'}**.",
+        f"- What the abuser got (route and status: count): {shown or 'nothing'}.",
+        f"- With the per-address limits off (a rate limit of 10⁹ a minute, 100 requests in progress; the "
+        f"{res['limit']}-character cap stays) the same abuse makes the students' p95 ×{off_ratio:.2f} of their p95 "
+        f"alone in that run; the abuser got {off_shown or 'nothing'}.",
+        "",
+    ]
+
+
 def _plot(res: dict[str, Any]) -> str:
     import matplotlib
 
@@ -305,6 +439,10 @@ def run(quick: bool = False) -> str:
             n_chunks = manager.current().info.get("chunks")
             rss_index = _rss_mb()
             res = asyncio.run(_load(manager, common, chats, per_chat, flood, questions))
+            per_session = 1 if quick else 2
+            abuse = asyncio.run(_abuse(manager, common, ABUSE_SESSIONS, per_session, questions, ABUSE_LOOPS))
+            abuse_off = asyncio.run(_abuse(manager, common, ABUSE_SESSIONS, per_session, questions, ABUSE_LOOPS,
+                                           limits_off=True))
     finally:
         redis.close()
     img = _plot(res)
@@ -377,6 +515,7 @@ def run(quick: bool = False) -> str:
         "",
         f"![reply latency CDF and event-loop lag]({img})",
         "",
+        *_abuse_lines(abuse, abuse_off, ABUSE_LOOPS),
     ]
     return "\n".join(lines)
 
