@@ -113,6 +113,7 @@ class StopReason:
     ABSTAIN_UNSUPPORTED = "ABSTAIN_UNSUPPORTED"
     ABSTAIN_NO_INDEX = "ABSTAIN_NO_INDEX"
     ABSTAIN_EMPTY_QUERY = "ABSTAIN_EMPTY_QUERY"
+    ASK_BACK = "ASK_BACK"  # an ambiguous follow-up: the Answer asks back with its ``choices`` (not a refusal)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,9 @@ class Answer:
     # substrings of ``answer`` to mark (the reader's answer span): bold on Telegram (HTML), *…* on WhatsApp, <strong>
     # on the web page; plain where a channel has no markup
     highlights: tuple[str, ...] = ()
+    # asking back: the 2-3 short candidates (names) an ambiguous follow-up may mean; ``answer`` is then the question
+    # back and every channel offers the choices as buttons (stop_reason ASK_BACK). Empty: a normal answer
+    choices: tuple[str, ...] = ()
 
     @property
     def trace_id(self) -> str:
@@ -82,5 +85,6 @@ class Answer:
             "stop_reason": self.stop_reason,
             "latency_ms": round(float(self.latency_ms), 1),
             "highlights": list(self.highlights),
+            "choices": list(self.choices),
             "trace": self.trace.as_json() if self.trace else None,
         }

@@ -96,6 +96,8 @@ class Reply:
     """What to send back. ``kind``: answer, command, notice, rate_limited, error.
 
     ``feedback_id`` is the answer's trace id when the reply should carry 👍/👎 buttons.
+    ``choices`` (kind ``askback``): the candidates of an ambiguous follow-up, which each channel shows as buttons; a
+    press sends the choice's text like a typed message (docs/channels.md, "Asking back").
     """
 
     text: str
@@ -103,6 +105,7 @@ class Reply:
     answer: Answer | None = None
     sources: tuple[Source, ...] = ()
     feedback_id: str = ""
+    choices: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -114,6 +117,7 @@ class Reply:
         if self.answer is not None:
             data.update(self.answer.as_json())
             data["reply"] = self.text
+        data["choices"] = list(self.choices)
         return data
 
 
@@ -234,6 +238,13 @@ class ChatService:
         now = time.time()
         await self.conversations.append(user.key, Message(role="user", text=text, ts=now))
         await self.conversations.append(user.key, Message(role="assistant", text=answer.answer, ts=time.time()))
+        offered = getattr(answer, "choices", ()) or ()
+        choices = tuple(c.strip() for c in offered if isinstance(c, str) and c.strip())
+        if choices:
+            # asking back: neither an answer nor a refusal, so no 👍/👎, no question-log row and the last answer
+            # (/sumber) stays; both turns are in the history above, which the pipeline reads to resolve the pick
+            await self.state.set_last_choices(user.key, choices)
+            return Reply(answer.answer.strip() or texts.CHOICE_PROMPT, kind="askback", answer=answer, choices=choices)
         sources = tuple(answer.sources)
         await self.state.set_last_answer(user.key, answer.trace_id, [s.as_json() for s in sources])
         if self.question_log is not None:

@@ -7,6 +7,9 @@ __all__ = [
     "ASK_SOMETHING",
     "BUSY_CLIENT",
     "BUSY_ERROR",
+    "CHOICE_HINT",
+    "CHOICE_PROMPT",
+    "CHOICE_STALE",
     "EDITED_IGNORED",
     "ERROR",
     "FEEDBACK_NOT_FOUND",
@@ -89,6 +92,10 @@ UNKNOWN_COMMAND = "Mohon maaf, perintah itu tidak dikenal. Ketik /help untuk mel
 FEEDBACK_THANKS_UP = "Terima kasih atas umpan baliknya! 👍"
 FEEDBACK_THANKS_DOWN = "Terima kasih atas umpan baliknya. Kami akan terus memperbaiki jawaban. 👎"
 FEEDBACK_NOT_FOUND = "Mohon maaf, umpan balik untuk jawaban ini tidak dapat disimpan."
+# Asking back (an ambiguous follow-up): the choices come as buttons; a press is the student typing the choice.
+CHOICE_PROMPT = "Silakan pilih salah satu:"
+CHOICE_HINT = "Ketik nomornya untuk memilih, atau ketik pertanyaan lain."
+CHOICE_STALE = "Mohon maaf, pilihan itu sudah tidak berlaku. Silakan ketik pertanyaan Anda lagi."
 EDITED_IGNORED = (
     "Pesan yang disunting tidak diproses ulang. Jika ingin bertanya lagi, silakan kirim pesan baru."
 )

@@ -1,4 +1,5 @@
-"""Per-user small state: message-id dedup, the per-minute rate limit, last inbound time, last answer.
+"""Per-user small state: message-id dedup, the per-minute rate limit, last inbound time, last answer, the last
+ask-back's choices.
 
 Everything lives in Redis when a client is given (so several replicas agree), otherwise in process memory. When
 Redis fails at run time each store falls back to its in-memory copy for the duration, so a redelivered WhatsApp
@@ -11,7 +12,7 @@ import json
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import redis.asyncio as aioredis
 
@@ -87,7 +88,8 @@ class MessageDeduper:
 
 
 class UserState:
-    """Rate-limit counters, last inbound time and the last answer's sources/trace id, per user key."""
+    """Rate-limit counters, last inbound time, the last answer's sources/trace id and the last ask-back's choices,
+    per user key."""
 
     def __init__(
         self,
@@ -181,6 +183,31 @@ class UserState:
         except ValueError:
             return None
         return data if isinstance(data, dict) else None
+
+    # --- the last ask-back's choices (the ``pick:<index>`` buttons of handlers.choices) -----------------------
+    async def set_last_choices(self, user_key: str, choices: Sequence[str], ttl_seconds: int = 86_400) -> None:
+        """Keep the candidates of the user's last ask-back for ``ttl_seconds`` (a newer ask-back replaces them)."""
+        key = keys.user_choices(user_key, self.namespace)
+        blob = json.dumps([str(c) for c in choices], ensure_ascii=False)
+        self._memory.set(key, blob, ttl_seconds)
+        if self._client is not None:
+            client = self._client
+            await self.guard.run(lambda: client.set(key, blob, ex=max(1, int(ttl_seconds))), None)
+
+    async def last_choices(self, user_key: str) -> tuple[str, ...]:
+        """The choices of the user's last ask-back; () when there was none or they expired."""
+        key = keys.user_choices(user_key, self.namespace)
+        raw: object = None
+        if self._client is not None:
+            client = self._client
+            raw = await self.guard.run(lambda: client.get(key), "down")
+        if self._client is None or raw == "down":
+            raw = self._memory.get(key)
+        try:
+            data = json.loads(str(raw)) if raw else []
+        except ValueError:
+            return ()
+        return tuple(str(c) for c in data) if isinstance(data, list) else ()
 
     async def delete_user(self, user_key: str) -> None:
         """Forget everything about one user (``/hapus``)."""

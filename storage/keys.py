@@ -12,6 +12,7 @@ __all__ = [
     "REINDEX_LOCK",
     "REINDEX_TICK_PREFIX",
     "conversation",
+    "user_choices",
     "dedup",
     "feedback_counts",
     "feedback_user",
@@ -46,6 +47,11 @@ def user_state_prefix(user_key: str, namespace: str = NAMESPACE) -> str:
 
 def user_state(user_key: str, what: str, namespace: str = NAMESPACE) -> str:
     return user_state_prefix(user_key, namespace) + what
+
+
+def user_choices(user_key: str, namespace: str = NAMESPACE) -> str:
+    """The choices of a user's last ask-back (JSON list), which a ``pick:<index>`` button refers to."""
+    return user_state(user_key, "choices", namespace)
 
 
 def feedback_user(user_key: str, namespace: str = NAMESPACE) -> str:

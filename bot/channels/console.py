@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.channels.base import Channel
+from handlers import texts
 from handlers.chat import Reply, UserRef
 from handlers.progress import answer_with_progress
 
@@ -34,6 +35,7 @@ class ConsoleChannel(Channel):
         self.read_line = read_line
         self.write = write
         self.user = UserRef("console", "local")
+        self.choices: tuple[str, ...] = ()  # the last reply's ask-back choices: typing a number picks one
 
     async def run(self) -> int:
         """Read questions until /keluar or the end of input; print each reply."""
@@ -51,6 +53,8 @@ class ConsoleChannel(Channel):
             if text in EXIT_WORDS:
                 self.write(FAREWELL)
                 return 0
+            if text.isdigit() and 1 <= int(text) <= len(self.choices):
+                text = self.choices[int(text) - 1]
 
             async def notice(message: str) -> None:
                 self.write(message)
@@ -58,10 +62,15 @@ class ConsoleChannel(Channel):
             self.show(await answer_with_progress(self.context.service, self.user, text, notice=notice))
 
     def show(self, reply: Reply) -> None:
-        if reply.kind != "answer":
+        self.choices = reply.choices
+        if reply.kind not in ("answer", "askback"):
             self.write(reply.text)
             return
         self.write("\nBot> " + reply.text)
+        for i, choice in enumerate(reply.choices, 1):
+            self.write(f"  {i}. {choice}")
+        if reply.choices:
+            self.write(texts.CHOICE_HINT)
         if reply.sources:
             self.write("\nSumber:")
             for i, source in enumerate(reply.sources, 1):

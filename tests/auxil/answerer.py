@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from generation.types import Answer, Source, Trace
 from storage.models import Message
 
-__all__ = ["SAMPLE_DOCS", "CorpusAnswerer", "Doc"]
+__all__ = ["ASK_BACK_CHOICES", "ASK_BACK_TEXT", "SAMPLE_DOCS", "AskBackAnswerer", "CorpusAnswerer", "Doc"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = {"apa", "siapa", "yang", "di", "ke", "dan", "itu", "ini", "berapa", "kapan", "adalah", "dari", "untuk"}
@@ -113,3 +113,36 @@ class CorpusAnswerer:
             trace=trace,
             highlights=tuple(matched[:1]),
         )
+
+
+# the two lecturers a reply named, whom "emailnya apa?" can mean
+ASK_BACK_CHOICES = ("Dr. Rina Wulandari, M.Kom.", "Budi Santoso, S.T., M.T.")
+ASK_BACK_TEXT = "Maksud Anda email dosen yang mana?"
+
+
+class AskBackAnswerer(CorpusAnswerer):
+    """A ``CorpusAnswerer`` that asks back: an ambiguous follow-up (``ambiguous``, e.g. "emailnya apa?") gets an
+    ``Answer`` with ``choices``; a question that is exactly one of the choices gets that person's e-mail with a
+    source; anything else is the corpus's. Every call is recorded in ``calls`` as before, so a test sees what the
+    answerer was asked after a button press."""
+
+    def __init__(self, choices: Sequence[str] = ASK_BACK_CHOICES, *, ambiguous: Sequence[str] = ("emailnya apa?",),
+                 **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.choices = tuple(choices)
+        self.ambiguous = {a.lower() for a in ambiguous}
+
+    async def answer(self, question: str, history: Sequence[Message], *, on_position=None) -> Answer:
+        if question.strip().lower() in self.ambiguous:
+            self.calls.append((question, list(history)))
+            trace = Trace(trace_id=uuid.uuid4().hex[:16], query=question)
+            return Answer(answer=ASK_BACK_TEXT, abstained=False, sources=(), confidence=0.5, iterations=1,
+                          stop_reason="ASK_BACK", latency_ms=1.0, trace=trace, choices=self.choices)
+        if question in self.choices:
+            self.calls.append((question, list(history)))
+            trace = Trace(trace_id=uuid.uuid4().hex[:16], query=question)
+            user = re.sub(r"[^a-z]", "", question.split(",")[0].split()[-1].lower())
+            return Answer(answer=f"Email {question} adalah {user}@prodi.test.", abstained=False,
+                          sources=(Source("http://prodi.test/dosen", "Dosen"),), confidence=0.9, iterations=1,
+                          stop_reason="supported", latency_ms=1.0, trace=trace)
+        return await super().answer(question, history, on_position=on_position)

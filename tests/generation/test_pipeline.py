@@ -29,7 +29,7 @@ def _check_record(answer) -> None:
     assert answer.trace is not None and answer.trace.latency_ms["total"] >= 0
     data = answer.as_json()
     assert set(data) == {"answer", "abstained", "sources", "confidence", "iterations", "stop_reason", "latency_ms",
-                         "highlights", "trace"}
+                         "highlights", "choices", "trace"}
 
 
 @pytest.mark.parametrize(
