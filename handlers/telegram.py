@@ -9,6 +9,10 @@ Policies:
 - Non-text messages (photo, sticker, voice, document, location, …) in private chats get a polite "text only" reply.
 - Channel posts, member updates, inline queries, polls and every other update type are ignored (no handler).
 - Callback queries (👍/👎) are always answered, even when the data is unknown or the store fails.
+- Asking back: a reply with ``choices`` carries one inline button per choice (``pick:<text>``, or ``pick:<index>``
+  into the user's last ask-back when the text does not fit 64 bytes; ``handlers.choices``). A press answers the
+  query, takes the buttons off, and handles the choice's text as that user's message in that chat; a press that no
+  longer matches the user's last ask-back gets a polite note.
 - Every error reaches one error handler, which logs it with exc_info and tells the user politely.
 """
 
@@ -34,6 +38,7 @@ from telegram.ext import (
 
 from handlers import texts
 from handlers.chat import COMMANDS, ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
+from handlers.choices import parse_pick_id, pick_ids
 from handlers.formatting import format_sources_html, mark, split_message
 from handlers.progress import answer_with_progress
 
@@ -139,9 +144,13 @@ class TelegramHandlers:
             await update.message.reply_text(texts.TEXT_ONLY)
 
     async def on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """👍/👎 buttons: store the feedback; the query is always answered."""
+        """👍/👎 buttons: store the feedback; the query is always answered. An ask-back's choice: ``on_pick``."""
         query = update.callback_query
         if query is None:
+            return
+        pick = parse_pick_id(query.data or "")
+        if pick is not None:
+            await self.on_pick(update, context, pick)
             return
         notice = ""
         try:
@@ -155,6 +164,43 @@ class TelegramHandlers:
                         await query.edit_message_reply_markup(reply_markup=None)
         finally:
             await query.answer(notice[:190] or None)
+
+    async def on_pick(self, update: Update, context: ContextTypes.DEFAULT_TYPE, pick: str | int) -> None:
+        """A choice under an ask-back: answer the query, take the choices off, then handle the choice's text as
+        the user's message in that chat. A stale or unknown pick gets ``texts.CHOICE_STALE`` as the query's answer."""
+        query = update.callback_query
+        assert query is not None
+        user = _user(update)
+        message = query.message if isinstance(query.message, Message) else None  # None: older than 48 h
+        text = None
+        try:
+            if user is not None and message is not None:
+                text = await self._chosen(user, pick, query.data or "", message)
+        finally:
+            await query.answer(None if text else texts.CHOICE_STALE)
+        if not text or user is None or message is None:
+            return
+        with contextlib.suppress(TelegramError):
+            await query.edit_message_reply_markup(reply_markup=None)
+        self._count()
+        reply = await self.answer_with_typing(message, user, text, context)
+        if reply.answer is not None and self.metrics is not None:
+            self.metrics.answer("telegram", reply.answer)
+        await self.send_reply(message, reply)
+
+    async def _chosen(self, user: UserRef, pick: str | int, data: str, message: Message) -> str | None:
+        """The text a pick stands for: the button's own for ``pick:<text>``; for ``pick:<index>`` the user's last
+        ask-back's choice, if the pressed button (when Telegram sent the keyboard along) still shows that choice."""
+        if isinstance(pick, str):
+            return pick or None
+        choices = await self.service.state.last_choices(user.key)
+        if not 0 <= pick < len(choices):
+            return None
+        keyboard = message.reply_markup.inline_keyboard if message.reply_markup is not None else ()
+        labels = [b.text for row in keyboard for b in row if b.callback_data == data]
+        if labels and labels[0] != choices[pick]:  # a button of an older ask-back
+            return None
+        return choices[pick]
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """The one error handler: log with the traceback, then apologise to the user if there is one."""
@@ -218,7 +264,11 @@ class TelegramHandlers:
             else:
                 parts.append(sources[:TELEGRAM_LIMIT])
         markup = None
-        if reply.feedback_id:
+        if reply.choices:  # an ask-back: one button per choice, each on its own row
+            ids = pick_ids(reply.choices, max_bytes=CALLBACK_DATA_LIMIT)
+            rows = zip(reply.choices, ids, strict=True)
+            markup = InlineKeyboardMarkup([[InlineKeyboardButton(choice, callback_data=data)] for choice, data in rows])
+        elif reply.feedback_id:
             up, down = feedback_ids(reply.feedback_id, max_bytes=CALLBACK_DATA_LIMIT)
             markup = InlineKeyboardMarkup(
                 [[InlineKeyboardButton("👍", callback_data=up), InlineKeyboardButton("👎", callback_data=down)]]

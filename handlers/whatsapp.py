@@ -20,8 +20,10 @@ Message policy:
 - text → answer (``/command`` → command); an edited text (``type: edit``) → the edited text is answered once, the
   edit deduplicated on its own id;
 - a button or list reply whose id is ``fb:up|down:<trace>`` (read by ``handlers.chat.parse_feedback_id``, the
-  ids under an answer built by ``feedback_ids``, as on every channel) → feedback; any other button or list reply
-  → its title is the user's text;
+  ids under an answer built by ``feedback_ids``, as on every channel) → feedback; a reply button under an
+  ask-back (``pick:<text>``, ``handlers.choices``) → the choice's full text is the user's text (``pick:<index>``, for
+  a choice longer than the id allows, is looked up in the user's last ask-back; a stale one gets a polite note); any
+  other button or list reply → its title is the user's text;
 - reactions → ignored politely (no reply, a debug line); system, welcome-request, deletion and other
   interactive events → ignored;
 - voice, audio, location, images, documents, stickers, contacts, orders, unknown types, and messages pywa cannot
@@ -36,6 +38,7 @@ While a question is answered, ``handlers.progress.answer_with_progress`` re-send
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
 import logging
@@ -54,6 +57,7 @@ from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
 
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
+from handlers.choices import parse_pick_id, pick_ids, short_titles
 from handlers.formatting import format_sources_plain, mark, split_message
 from handlers.progress import answer_with_progress
 from storage.dedup import MessageDeduper, UserState
@@ -73,6 +77,9 @@ logger = logging.getLogger(__name__)
 
 TEXT_LIMIT = 4096
 BUTTON_ID_LIMIT = 256  # a reply button's id
+BUTTON_TITLE_LIMIT = 20  # a reply button's title, in characters
+BUTTON_BODY_LIMIT = 1024  # the text of a message with reply buttons
+MAX_BUTTONS = 3  # reply buttons in one message
 SERVICE_WINDOW_SECONDS = 24 * 3600
 FEEDBACK_PROMPT = "Apakah jawaban ini membantu?"
 _HEX = frozenset(string.hexdigits)
@@ -106,7 +113,9 @@ def verify_subscription(query: Mapping[str, str], verify_token: str) -> tuple[in
 
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
-    """One user message from a webhook. ``kind``: text, feedback, ignore, unsupported.
+    """One user message from a webhook. ``kind``: text, feedback, pick, ignore, unsupported.
+
+    ``pick`` is a ``pick:<index>`` button under an ask-back: ``pick`` the index, ``text`` the button's title.
 
     ``msg_type`` is the Cloud API type (``text``, ``edit``, ``audio``, ``reaction``…); ``read_id`` is the message
     to mark as read (for an edit, the original message)."""
@@ -120,6 +129,7 @@ class InboundMessage:
     msg_type: str = ""
     timestamp: float = 0.0
     read_id: str = ""
+    pick: int = -1
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -229,7 +239,7 @@ def _typed_update(client: WhatsApp, envelope: dict[str, Any], message_id: str) -
         return _update_class(envelope["entry"][0]["changes"][0]["value"]["messages"][0]).from_update(client, raw)
 
 
-def _classify(update: _Update, raw_type: str) -> dict[str, str]:
+def _classify(update: _Update, raw_type: str) -> dict[str, Any]:
     """kind / text / feedback of a typed update."""
     if isinstance(update, wa_types.EditedMessage):
         return _classify(update.message, raw_type)
@@ -238,6 +248,11 @@ def _classify(update: _Update, raw_type: str) -> dict[str, str]:
         if feedback:
             return {"kind": "feedback", "feedback_value": feedback[0], "feedback_trace": feedback[1]}
         title = _str(update.title).strip()
+        pick = parse_pick_id(_str(update.data))
+        if isinstance(pick, int):
+            return {"kind": "pick", "pick": pick, "text": title}
+        if pick:
+            return {"kind": "text", "text": pick}
         return {"kind": "text", "text": title} if title else {"kind": "ignore"}
     assert isinstance(update, wa_types.Message)
     if update.type == wa_types.MessageType.TEXT:
@@ -387,6 +402,16 @@ class GraphClient:
         sent = await self._call(lambda wa: wa.send_message(to=to, text=body[:1024], buttons=buttons))
         return sent.id
 
+    async def send_choice_buttons(self, to: str, choices: tuple[str, ...], body: str) -> str:
+        """Send an ask-back's choices as reply buttons (at most 3) under ``body``: titles shortened to 20 characters
+        (``short_titles``), ids ``pick:<full text>`` (``pick_ids``); returns the message id."""
+        choices = choices[:MAX_BUTTONS]
+        ids = pick_ids(choices, max_bytes=BUTTON_ID_LIMIT)
+        titles = short_titles(choices, BUTTON_TITLE_LIMIT)
+        buttons = [wa_types.Button(title=t, callback_data=data) for t, data in zip(titles, ids, strict=True)]
+        sent = await self._call(lambda wa: wa.send_message(to=to, text=body[:BUTTON_BODY_LIMIT], buttons=buttons))
+        return sent.id
+
     async def mark_read(self, message_id: str, *, typing: bool = True) -> bool:
         """Mark a message read, with the typing indicator (WhatsApp drops it after about 25 s) unless ``typing`` is
         false."""
@@ -490,8 +515,13 @@ class WhatsAppWebhook:
         await self.state.touch_inbound(user.key, inbound)
         if self.metrics is not None:
             self.metrics.message("whatsapp")
+        if message.kind == "pick":
+            message = await self._picked(user, message)
         if message.kind == "feedback":
             reply = await self.service.feedback(user, message.feedback_trace, message.feedback_value)
+        elif message.kind == "pick":
+            logger.info("WhatsApp message %s: a stale ask-back choice", message.message_id)
+            reply = Reply(texts.CHOICE_STALE, kind="notice")
         elif message.kind == "unsupported":
             logger.info("WhatsApp %s message %s: text-only notice", message.msg_type or "?", message.message_id)
             reply = Reply(texts.TEXT_ONLY, kind="notice")
@@ -500,6 +530,15 @@ class WhatsAppWebhook:
             if reply.answer is not None and self.metrics is not None:
                 self.metrics.answer("whatsapp", reply.answer)
         await self.send_reply(user, reply, last_inbound=inbound)
+
+    async def _picked(self, user: UserRef, message: InboundMessage) -> InboundMessage:
+        """A ``pick:<index>`` button → a text message of the user's last ask-back's choice, if the button's title is
+        still that choice's; else the message as it was (kind ``pick``: stale)."""
+        choices = (await self.state.last_choices(user.key))[:MAX_BUTTONS]
+        titles = short_titles(choices, BUTTON_TITLE_LIMIT)
+        if 0 <= message.pick < len(choices) and titles[message.pick] == message.text:
+            return dataclasses.replace(message, kind="text", text=choices[message.pick])
+        return message
 
     async def _answer_with_typing(self, user: UserRef, message: InboundMessage, inbound: float) -> Reply:
         """``answer_with_progress``: mark read + typing, re-sent every ``typing_interval`` while the answer takes
@@ -528,7 +567,8 @@ class WhatsAppWebhook:
         return last is not None and time.time() - last < SERVICE_WINDOW_SECONDS
 
     async def send_reply(self, user: UserRef, reply: Reply, *, last_inbound: float | None = None) -> None:
-        """Send a Reply as text parts (sources appended) plus 👍/👎 buttons for answers, inside the window only."""
+        """Send a Reply as text parts (sources appended) plus 👍/👎 buttons for answers, inside the window only; an
+        ask-back's choices are reply buttons under its text (under ``texts.CHOICE_PROMPT`` after a long text)."""
         if not await self.within_window(user, last_inbound):
             logger.warning("WhatsApp: last inbound message of a user is older than 24 h; free-form reply not sent")
             return
@@ -537,7 +577,13 @@ class WhatsAppWebhook:
             body = mark(body, reply.answer.highlights, "*", "*")
         if reply.kind == "answer" and reply.sources:
             body = f"{body}\n\n{format_sources_plain(reply.sources)}"
-        for part in split_message(body, TEXT_LIMIT):
+        parts = split_message(body, TEXT_LIMIT)
+        prompt = texts.CHOICE_PROMPT
+        if reply.choices and parts and len(parts[-1]) <= BUTTON_BODY_LIMIT:
+            prompt = parts.pop()  # the question back and its buttons in one message
+        for part in parts:
             await self.graph.send_text(user.user_id, part)
+        if reply.choices:
+            await self.graph.send_choice_buttons(user.user_id, reply.choices, prompt)
         if reply.feedback_id:
             await self.graph.send_feedback_buttons(user.user_id, reply.feedback_id)

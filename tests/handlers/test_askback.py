@@ -5,17 +5,27 @@ and ``AskBackAnswerer`` (tests/auxil/answerer.py), which asks back on "emailnya 
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from telegram import Update
 
 from bot import wiring
 from bot.channels.base import ChannelContext
 from bot.channels.console import CONSOLE_RATE_LIMIT, ConsoleChannel
+from bot.channels.telegram import build_telegram_application
 from bot.settings import Settings
 from generation.types import Answer
+from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef
 from handlers.choices import parse_pick_id, pick_ids, short_titles
+from handlers.telegram import TelegramHandlers
 from handlers.web import WebApi
+from handlers.whatsapp import GraphClient, GraphConfig, WhatsAppWebhook, parse_payload
 from tests.auxil.answerer import ASK_BACK_CHOICES, ASK_BACK_TEXT, AskBackAnswerer
+from tests.auxil.platform_payloads import wa_text
+from tests.auxil.telegram_offline import callback_update, text_update
+from tests.handlers.whatsapp_payloads import wa_button_reply
 
 ALICE = UserRef("telegram", "42")
 RINA, BUDI = ASK_BACK_CHOICES
@@ -139,3 +149,128 @@ async def test_console_numbers_the_choices_and_a_number_picks_one(data_dir):
     assert await console.run() == 0
     assert f"  1. {RINA}" in out and f"  2. {BUDI}" in out
     assert [q for q, _ in answerer.calls] == ["emailnya apa?", BUDI, "2"]  # after an answer, "2" is just "2"
+
+
+# --- Telegram ----------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+async def tg(service, fake_apis):
+    app = build_telegram_application(
+        "123:fake", TelegramHandlers(service, typing_interval=0.05), base_url=fake_apis.telegram_base, webhook=True
+    )
+    await app.initialize()
+    yield app
+    await app.shutdown()
+
+
+async def feed(app, data: dict) -> None:
+    await app.process_update(Update.de_json(data, app.bot))
+
+
+async def test_telegram_shows_the_choices_as_inline_buttons_and_a_press_is_the_choice(tg, fake_apis, answerer):
+    await feed(tg, text_update("Siapa ketua program studi?"))
+    await feed(tg, text_update("emailnya apa?"))
+    asked = fake_apis.telegram("sendMessage")[-1].params
+    assert asked["text"] == ASK_BACK_TEXT
+    keyboard = asked["reply_markup"]["inline_keyboard"]
+    assert [[(b["text"], b["callback_data"]) for b in row] for row in keyboard] == [
+        [(RINA, f"pick:{RINA}")], [(BUDI, f"pick:{BUDI}")]]  # one row each, no 👍/👎
+    await feed(tg, callback_update(keyboard[1][0]["callback_data"]))
+    assert answerer.calls[-1][0] == BUDI
+    assert [(m.role, m.text) for m in answerer.calls[-1][1][-2:]] == [("user", "emailnya apa?"),
+                                                                       ("assistant", ASK_BACK_TEXT)]
+    methods = [c.method for c in fake_apis.calls]
+    answered = methods.index("answerCallbackQuery")
+    assert answered < len(methods) - 1 - methods[::-1].index("sendMessage")  # the query first, then the reply
+    reply = fake_apis.telegram("sendMessage")[-1].params
+    assert "santoso@prodi.test" in reply["text"]
+    assert [b["text"] for b in reply["reply_markup"]["inline_keyboard"][0]] == ["👍", "👎"]
+    assert fake_apis.telegram("editMessageReplyMarkup")  # the choices are taken off the ask-back
+
+
+async def test_telegram_long_choice_goes_by_index_and_a_stale_pick_gets_a_note(service, fake_apis, answerer, tg):
+    answerer.choices = (RINA, LONG)
+    await feed(tg, text_update("emailnya apa?"))
+    keyboard = fake_apis.telegram("sendMessage")[-1].params["reply_markup"]["inline_keyboard"]
+    assert [row[0]["callback_data"] for row in keyboard] == [f"pick:{RINA}", "pick:1"]
+    assert all(len(row[0]["callback_data"].encode()) <= 64 for row in keyboard)
+    await feed(tg, callback_update("pick:1"))
+    assert answerer.calls[-1][0] == LONG
+
+    calls = len(answerer.calls)
+    await feed(tg, callback_update("pick:7"))  # no such choice
+    update = callback_update("pick:1")  # a button of an older ask-back: its label is not today's choice 1
+    update["callback_query"]["message"]["reply_markup"] = {
+        "inline_keyboard": [[{"text": "Dosen lain", "callback_data": "pick:1"}]]}
+    answerer.choices = (BUDI, "Siti Aminah, M.Pd. (koordinator program magang dan kerja praktik)")
+    await feed(tg, text_update("emailnya apa?"))
+    await feed(tg, update)
+    await feed(tg, callback_update("pick:0", user_id=999))  # a user who was never asked back
+    assert len(answerer.calls) == calls + 1  # only the second ask-back reached the answerer
+    notes = [c.params.get("text") for c in fake_apis.telegram("answerCallbackQuery")]
+    assert notes[-3:] == [texts.CHOICE_STALE] * 3
+
+
+# --- WhatsApp ----------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+async def webhook(service, stores, fake_apis):
+    graph = GraphClient(GraphConfig(fake_apis.graph_base, "PNID", "tok", backoff_seconds=0.01, retries=2))
+    hook = WhatsAppWebhook(service, graph, stores.dedup, stores.state, app_secret="s", verify_token="v",
+                           typing_interval=60)
+    yield hook
+    await hook.close()
+
+
+async def test_whatsapp_sends_reply_buttons_and_a_button_reply_is_the_choice(webhook, fake_apis, answerer):
+    await webhook.process(parse_payload(wa_text("emailnya apa?", msg_id="wamid.E1", sender="62877"))[0])
+    (asked,) = fake_apis.graph("interactive")
+    interactive = asked.params["interactive"]
+    assert interactive["type"] == "button" and interactive["body"]["text"] == ASK_BACK_TEXT
+    assert [b["reply"] for b in interactive["action"]["buttons"]] == [
+        {"id": f"pick:{RINA}", "title": "Dr. Rina Wulandari"}, {"id": f"pick:{BUDI}", "title": "Budi Santoso"}]
+    assert fake_apis.graph("text") == []  # the question is the buttons' body; no 👍/👎
+
+    await webhook.process(parse_payload(wa_button_reply(f"pick:{BUDI}", "Budi Santoso", msg_id="wamid.E2"))[0])
+    assert answerer.calls[-1][0] == BUDI
+    assert "santoso@prodi.test" in fake_apis.graph("text")[-1].params["text"]["body"]
+    assert fake_apis.graph("interactive")[-1].params["interactive"]["action"]["buttons"][0]["reply"]["id"] \
+        .startswith("fb:up:")
+
+
+async def test_whatsapp_index_pick_and_a_stale_one(webhook, fake_apis, answerer):
+    long = "Ketua Program Studi " + "Teknik Informatika " * 14  # more than the 256-byte id
+    answerer.choices = (RINA, long.strip())
+    await webhook.process(parse_payload(wa_text("emailnya apa?", msg_id="wamid.F1", sender="62878"))[0])
+    buttons = fake_apis.graph("interactive")[-1].params["interactive"]["action"]["buttons"]
+    assert buttons[1]["reply"]["id"] == "pick:1" and len(buttons[1]["reply"]["title"]) <= 20
+    await webhook.process(parse_payload(wa_button_reply("pick:1", buttons[1]["reply"]["title"], msg_id="wamid.F2",
+                                                        sender="62878"))[0])
+    assert answerer.calls[-1][0] == long.strip()
+    calls = len(answerer.calls)
+    await webhook.process(parse_payload(wa_button_reply("pick:1", "Dosen lain", msg_id="wamid.F3",
+                                                        sender="62878"))[0])
+    await webhook.process(parse_payload(wa_button_reply("pick:0", "Siapa", msg_id="wamid.F4", sender="62879"))[0])
+    assert len(answerer.calls) == calls
+    assert [c.params["text"]["body"] for c in fake_apis.graph("text")][-2:] == [texts.CHOICE_STALE] * 2
+
+
+async def test_whatsapp_ask_back_respects_the_24_hour_window(webhook, stores, fake_apis):
+    user = UserRef("whatsapp", "62880")
+    asking = Reply(ASK_BACK_TEXT, kind="askback", choices=ASK_BACK_CHOICES)
+    await stores.state.touch_inbound(user.key, time.time() - 25 * 3600)
+    await webhook.send_reply(user, asking)
+    assert fake_apis.graph() == []
+    await stores.state.touch_inbound(user.key)
+    await webhook.send_reply(user, asking)
+    assert len(fake_apis.graph("interactive")) == 1
+
+
+async def test_whatsapp_long_ask_back_text_comes_first_and_the_buttons_after(webhook, stores, fake_apis):
+    user = UserRef("whatsapp", "62881")
+    await stores.state.touch_inbound(user.key)
+    text = "Ada beberapa dosen yang cocok. " * 40  # longer than a button message's 1,024-character body
+    await webhook.send_reply(user, Reply(text.strip(), kind="askback", choices=ASK_BACK_CHOICES))
+    assert len(fake_apis.graph("text")) == 1
+    interactive = fake_apis.graph("interactive")[0].params["interactive"]
+    assert interactive["body"]["text"] == texts.CHOICE_PROMPT and len(interactive["action"]["buttons"]) == 2
