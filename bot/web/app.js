@@ -47,6 +47,33 @@
     div.appendChild(wrap);
   }
 
+  // an ask-back's candidates: one button (chip) each; a click sends the chip's text as the next message, exactly as
+  // typing it and pressing send would, and disables the chips (so do a typed message and a later ask-back)
+  function choiceChips(div, choices) {
+    var wrap = document.createElement("div");
+    wrap.className = "choices";
+    wrap.setAttribute("role", "group");
+    wrap.setAttribute("aria-label", "Pilih salah satu");
+    choices.forEach(function (choice) {
+      if (typeof choice !== "string" || !choice) { return; }
+      var btn = document.createElement("button");
+      btn.type = "button";
+      btn.className = "chip";
+      btn.textContent = choice;
+      btn.addEventListener("click", function () {
+        if (send.disabled) { return; }
+        btn.setAttribute("aria-pressed", "true");
+        ask(choice);
+      });
+      wrap.appendChild(btn);
+    });
+    div.appendChild(wrap);
+  }
+
+  function disableChoices() {
+    log.querySelectorAll(".choices button").forEach(function (b) { b.disabled = true; });
+  }
+
   // text with the first occurrence of each highlight (the reader's answer span) in <strong>, built as DOM nodes
   // (never innerHTML: the text is the page's and the student's, not markup)
   function fill(p, text, highlights) {
@@ -69,7 +96,7 @@
     p.appendChild(document.createTextNode(text.slice(pos)));
   }
 
-  function add(role, text, sources, isError, feedbackId, highlights) {
+  function add(role, text, sources, isError, feedbackId, highlights, choices) {
     var div = document.createElement("div");
     div.className = "msg " + role + (isError ? " error" : "");
     var p = document.createElement("p");
@@ -98,11 +125,13 @@
       div.appendChild(list);
     }
     if (feedbackId) { feedbackButtons(div, feedbackId); }
+    if (choices && choices.length) { choiceChips(div, choices); }
     log.appendChild(div);
     div.scrollIntoView({ block: "end" });
   }
 
   function ask(text) {
+    disableChoices();
     add("user", text);
     send.disabled = true;
     input.setAttribute("aria-busy", "true");
@@ -118,7 +147,7 @@
         add("bot", res.data.reply || res.data.error || "Mohon maaf, terjadi kendala. Silakan coba lagi.", null, true);
       } else {
         add("bot", res.data.reply || res.data.answer || "", res.data.sources || [], false, res.data.feedback_id,
-            res.data.highlights || []);
+            res.data.highlights || [], res.data.choices || []);
       }
     }).catch(function () {
       add("bot", "Mohon maaf, server tidak dapat dihubungi. Silakan coba lagi.", null, true);

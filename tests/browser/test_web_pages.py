@@ -8,7 +8,7 @@ import pytest
 
 from bot.app import ServeApp
 from bot.settings import Settings
-from tests.auxil.answerer import CorpusAnswerer
+from tests.auxil.answerer import ASK_BACK_CHOICES, ASK_BACK_TEXT, AskBackAnswerer, CorpusAnswerer
 
 pytestmark = pytest.mark.browser
 
@@ -95,6 +95,47 @@ async def test_ask_on_the_web_page_and_see_the_answer_with_its_source_link(brows
         await page.get_by_role("button", name="Jawaban membantu").click()
         await page.locator(".feedback [role=status]").filter(has_text="Terima kasih").wait_for(timeout=10_000)
         assert await served.stores.feedback.counts() == {"up": 1, "down": 0}
+    finally:
+        await page.close()
+
+
+@pytest.fixture
+async def served_askback(redis_url, data_dir):
+    """``serve`` whose answerer asks back on "emailnya apa?" (tests/auxil/answerer.py)."""
+    answerer = AskBackAnswerer()
+    app = ServeApp(Settings(_env_file=None, data_dir=data_dir, http_port=0, redis_url=redis_url),
+                   answerer=answerer, status_provider=lambda: {"index": {}, "runs": []},
+                   reindex_trigger=lambda who: "dimulai", index_ready=lambda: True, start_scheduler=False)
+    await app.start()
+    app.test_answerer = answerer  # type: ignore[attr-defined]
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+async def test_ask_back_choices_are_chips_and_a_click_sends_the_choice(browser, served_askback):
+    answerer = served_askback.test_answerer
+    page = await browser.new_page()
+    try:
+        await page.goto(f"http://127.0.0.1:{served_askback.port}/")
+        box = page.get_by_label("Pertanyaan Anda")
+        await box.fill("emailnya apa?")
+        await box.press("Enter")
+        chips = page.locator(".msg.bot .choices button")
+        await chips.first.wait_for(timeout=15_000)
+        assert await chips.all_text_contents() == list(ASK_BACK_CHOICES)
+        assert ASK_BACK_TEXT in await page.locator(".msg.bot").first.text_content()
+        assert await page.locator(".msg.bot .feedback").count() == 0  # asking back is not an answer to rate
+        # keyboard: the chip is a focusable button with its text as its name
+        await page.get_by_role("button", name=ASK_BACK_CHOICES[1]).focus()
+        await page.keyboard.press("Enter")
+        await page.locator(".msg.bot").nth(1).wait_for(timeout=15_000)
+        assert "santoso@prodi.test" in await page.locator(".msg.bot").nth(1).text_content()
+        assert answerer.calls[-1][0] == ASK_BACK_CHOICES[1]
+        assert await page.locator(".msg.user").nth(1).text_content() == ASK_BACK_CHOICES[1]  # as if typed
+        assert [await chips.nth(i).is_disabled() for i in range(2)] == [True, True]
+        assert await page.locator(".msg.bot").nth(1).locator(".feedback button").count() == 2
     finally:
         await page.close()
 
