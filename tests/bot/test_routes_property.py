@@ -5,8 +5,8 @@ real Redis, the admin page, both webhooks against the loopback platform stand-in
 event loop like a real process. Hypothesis sends arbitrary JSON (non-finite numbers and lone surrogates included)
 or raw bytes, arbitrary headers (as raw UTF-8 bytes), cookies, query strings and path parameters to every route,
 sometimes with a valid admin session and CSRF token, a valid Telegram secret or a valid WhatsApp signature, so
-the handlers behind each check are reached too. The budget is fixed and the run derandomised: the same examples
-every time.
+the handlers behind each check are reached too. The budget is fixed and the seed fixed: the same examples
+every time, on every checkout.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from bot.admin_auth import COOKIE_NAME
@@ -33,7 +33,8 @@ from tests.auxil.fake_apis import FakeApis
 pytestmark = pytest.mark.integration
 
 ADMIN_TOKEN = "adm-token-property-0123"
-EXAMPLES_PER_ROUTE = 60  # the fixed budget: 60 derandomised examples for each of the ~24 routes
+SEED = 20261126
+EXAMPLES_PER_ROUTE = 60  # the fixed budget: 60 seeded examples for each of the ~24 routes
 TG_SECRET = "tg-secret-property"
 WA_SECRET = "wa-app-secret-property"
 DOCS = [
@@ -178,7 +179,7 @@ SHAPED = {
         st.fixed_dictionaries({"message": _question, "session_id": st.just("s-1") | _text}),
         st.fixed_dictionaries({"message": _text | _scalar}, optional={"query": _scalar, "session_id": _scalar})),
     "/api/retrieve": st.one_of(
-        st.fixed_dictionaries({"query": _question, "k": _scalar}),
+        st.fixed_dictionaries({"query": _question, "k": st.one_of(st.integers(1, 20), st.integers(1, 20), _scalar)}),
         st.fixed_dictionaries({"query": _text | _scalar}, optional={"k": _scalar, "top_k": _scalar})),
     "/api/feedback": st.fixed_dictionaries({}, optional={"session_id": st.just("s-1") | _scalar,
                                                           "feedback_id": _scalar, "value": st.just("up") | _scalar}),
@@ -198,6 +199,10 @@ _header_values = st.one_of(
     st.sampled_from(NASTY).map(lambda t: t.encode("utf-8", "surrogatepass").replace(b"\x00", b"")),
     st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b"")))
 _path_values = _text | st.from_regex(r"[0-9]{1,40}", fullmatch=True) | st.sampled_from(["run-1", "1", "0", "-1"])
+
+
+AUTH_MIX = {"telegram": ["telegram", "telegram", "telegram", "none"], "whatsapp": ["whatsapp", "whatsapp", "whatsapp", "none"],
+            "admin": ["admin", "admin", "none"]}
 
 
 @st.composite
@@ -224,11 +229,12 @@ def requests(draw, route):  # type: ignore[no-untyped-def]
                                       encoding="utf-8", errors="surrogatepass").encode()
     else:
         body = b""
-    headers = {name: value for name, value in draw(st.dictionaries(_header_names, _header_values, max_size=3)).items()}
+    headers = {name: value for name, value in draw(st.dictionaries(_header_names, _header_values, max_size=2)).items()}
     if kind == "form" and draw(st.booleans()):
         headers["Content-Type"] = b"application/x-www-form-urlencoded"
     cookie = draw(st.sampled_from(["none", "valid", "random", "forged"]))
-    auth = draw(st.sampled_from(["none", "admin", "admin", "telegram", "whatsapp", "whatsapp"]))
+    # mostly the credentials the route checks, so the examples get past the check to the handler behind it
+    auth = draw(st.sampled_from(AUTH_MIX.get(pattern.split("/")[1], ["none", "admin", "telegram", "whatsapp"])))
     return method, pattern, path, body, headers, cookie, auth, draw(_header_values)
 
 
@@ -254,8 +260,10 @@ def _probe_every_route(served: ServedApp) -> None:
 
 
 def _probe_route(served: ServedApp, route: tuple[str, str], cookie: str, csrf: str, seen: set[int]) -> None:
-    @settings(max_examples=EXAMPLES_PER_ROUTE, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    # a fixed seed, not derandomize: derandomize seeds from the test's code and place, so another checkout path
+    # would draw other examples; this way every checkout runs the same ones
+    @seed(SEED)
+    @settings(max_examples=EXAMPLES_PER_ROUTE, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(requests(route))
     def probe(request) -> None:  # type: ignore[no-untyped-def]
         method, _, path, body, headers, cookie_kind, auth, random_cookie = request
