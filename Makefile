@@ -8,7 +8,7 @@ STAMP_RUN  := $(VENV)/.run-$(HASH)
 STAMP_DEV  := $(VENV)/.dev-$(HASH)
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: setup run test test-fast lint bench eval train-reader clean help
+.PHONY: setup run test test-fast lint bench eval train-reader train-smalltalk clean help
 
 help:
 	@echo "make run    - install and start the console chat on the bundled sample site (offline)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench  - regenerate docs/benchmarks.md"
 	@echo "make eval   - regenerate docs/evaluation.md"
 	@echo "make train-reader - retrain the learned reader (about an hour on 2 cores; generation/data/reader/)"
+	@echo "make train-smalltalk - retrain the small-talk classifier (a few minutes; generation/data/smalltalk/)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +69,11 @@ train-reader: setup
 	$(PY) -m bench.train_reader_site
 	$(PY) -m bench.fit_reader_gate
 	$(PY) -m bench.reader_card
+
+# The small-talk classifier: generated small talk and IDK-MRC questions, threshold on the dev split, model card and
+# log beside the artifact.
+train-smalltalk: setup
+	$(PY) -m bench.train_smalltalk
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

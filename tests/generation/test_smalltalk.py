@@ -1,0 +1,116 @@
+"""The small-talk classifier (generation/smalltalk.py) on what it was not fitted on: the lexicon's held-out
+spellings of each intent, the project's own question sets, and small talk mixed with a question."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import Counter
+
+import pytest
+
+from bench import idkmrc
+from bench.train_smalltalk import (
+    EVAL_SETS,
+    SEEDS,
+    build_questions,
+    build_smalltalk,
+    eval_messages,
+    idkmrc_parts,
+    load_lexicon,
+    split_spellings,
+    squash,
+)
+from generation.smalltalk import DEFAULT_PATH, INTENTS, QUESTION, SmallTalkClassifier, tokens
+
+
+@pytest.fixture(scope="module")
+def model() -> SmallTalkClassifier:
+    return SmallTalkClassifier.load()
+
+
+@pytest.fixture(scope="module")
+def parts():
+    return split_spellings(load_lexicon())
+
+
+def test_held_out_spellings_of_each_intent_are_that_intent(model, parts):
+    items = build_smalltalk("test", 200, parts)
+    held = {squash(s) for spellings in parts["test"].values() for s, _ in spellings}
+    assert all(held & {squash(t) for t in tokens(text)} for text, _ in items)  # each has a held-out spelling
+    got = Counter()
+    n = Counter(intent for _, intent in items)
+    for text, intent in items:
+        got[intent] += model.classify(text).intent == intent
+    assert set(n) == set(INTENTS)
+    overall = sum(got.values()) / sum(n.values())
+    assert overall >= 0.90, {i: f"{got[i]}/{n[i]}" for i in INTENTS}
+    # no intent far behind (thanks is the weakest: "trims", held out, is nothing like the seed's spellings)
+    assert all(got[i] / n[i] >= 0.65 for i in INTENTS), {i: f"{got[i]}/{n[i]}" for i in INTENTS}
+
+
+def test_held_out_spellings_never_reach_the_training_text(parts):
+    # a spelling and its lengthened forms ("hallo", "halooo") are one spelling: none of a held-out one is seen
+    held = {squash(s) for spellings in parts["test"].values() for s, _ in spellings}
+    train = {squash(s) for spellings in parts["train"].values() for s, _ in spellings}
+    seeds = {squash(w) for phrases in SEEDS.values() for p in phrases for w in p.split()}
+    assert len(held) >= 50 and not held & train and not held & seeds
+    seen = {squash(t) for text, _ in build_smalltalk("train", 300, parts) for t in tokens(text)}
+    assert not held & seen
+
+
+def test_the_projects_questions_are_questions(model):
+    """answers, informal, informal_holdout, informal_final: never fitted on nor chosen on."""
+    messages = [m for name in EVAL_SETS for m in eval_messages(name)]
+    flagged = [m for m in messages if model.classify(m).is_smalltalk]
+    assert len(messages) >= 300
+    assert 1 - len(flagged) / len(messages) >= 0.99, flagged
+
+
+@pytest.mark.parametrize("text, intent", [
+    ("halo", "greeting"), ("hai kak", "greeting"), ("selamat pagi min", "greeting"),
+    ("assalamualaikum", "salam"), ("makasih", "thanks"), ("thx ya", "thanks"), ("makasih ya", "thanks"),
+    ("oke siap", "ack"), ("sip", "ack"), ("dadah", "goodbye"), ("maaf kak salah ketik", "apology"),
+    ("kamu siapa?", "identity"), ("bisa bantu apa aja?", "capability"),
+])
+def test_the_issues_examples(model, text, intent):
+    assert model.classify(text).intent == intent
+
+
+@pytest.mark.parametrize("text", [
+    "halo min, kaprodi siapa ya?", "makasih kak, terus emailnya apa?", "assalamualaikum kak, mau tanya jadwal krs "
+    "kapan?", "oke siap. trus ruang sidangnya dmn?", "hai, syarat skripsi apa aja", "kaprodi siapa?",
+    "emailnya?", "kalo pkl?", "kapan jadwal krs? makasih ya", "selamat pagi, berapa sks kerja praktik?",
+    "maaf kak mau tanya, beasiswa dibuka kapan?", "kamu tau jadwal uts kapan?",
+])
+def test_small_talk_with_a_question_is_a_question(model, text):
+    assert model.classify(text).intent == QUESTION
+
+
+@pytest.mark.skipif(not idkmrc.train_path().is_file(), reason="IDK-MRC train.json is absent (set IDKMRC_TRAIN)")
+def test_generated_mixes_on_held_out_questions_are_questions(model, parts):
+    data = idkmrc_parts()
+    chat = build_smalltalk("test", 50, parts)
+    rows = build_questions("test", data, chat, parts, mixes=600, followups=0, sentences=0)
+    mixed = [t for t, _ in rows if any(t.startswith(c) or t.endswith(c) for c, _ in chat)]
+    rng = random.Random(0)
+    sample = rng.sample(mixed, min(400, len(mixed)))
+    assert len(sample) >= 300
+    flagged = [t for t in sample if model.classify(t).is_smalltalk]
+    assert len(flagged) / len(sample) <= 0.01, flagged
+
+
+def test_uncertain_or_long_messages_go_to_the_pipeline(model):
+    assert model.classify("").intent == QUESTION
+    assert model.classify("halo " * 200).intent == QUESTION  # longer than any small talk seen
+    decision = model.classify("halo")
+    assert decision.is_smalltalk and model.threshold <= decision.confidence <= 1.0
+    assert 0.5 <= model.threshold < 1.0
+
+
+def test_the_artifact_is_the_one_the_card_describes():
+    card = (DEFAULT_PATH.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
+    sha = re.search(r"sha256 `([0-9a-f]{64})`", card).group(1)
+    assert hashlib.sha256(DEFAULT_PATH.read_bytes()).hexdigest() == sha
+    assert (DEFAULT_PATH.parent / "train_log.jsonl").is_file()
