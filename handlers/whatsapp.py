@@ -554,10 +554,17 @@ class WhatsAppWebhook:
                                           interval=self.typing_interval)
 
     async def _typing(self, message_id: str) -> None:
+        # A reply ready at once (small talk, a command) stops the typing loop while its first call may be under way:
+        # that call is let finish (shielded, and kept with the background tasks that drain waits for) rather than
+        # cut off mid-request with its connection.
+        task = asyncio.get_running_loop().create_task(self._mark_read(message_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        await asyncio.shield(task)
+
+    async def _mark_read(self, message_id: str) -> None:
         try:
             await self.graph.mark_read(message_id, typing=True)
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # a missing read receipt must not cost the reply
             logger.warning("WhatsApp mark-as-read failed: %s", error)
 
