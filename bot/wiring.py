@@ -295,9 +295,17 @@ def build_channel_stores(settings: Settings, *, in_memory: bool = False) -> Chan
 def build_chat_service(settings: Settings, answerer, stores: ChannelStores, *, rate_limit_per_minute=None,
                        **callables):  # -> ChatService
     """The channel-neutral ChatService; ``callables``: status_provider, reindex_trigger, queue_depth,
-    question_log, admin_answer. ``rate_limit_per_minute`` overrides USER_RATE_LIMIT_PER_MINUTE (the console)."""
+    question_log, admin_answer. ``rate_limit_per_minute`` overrides USER_RATE_LIMIT_PER_MINUTE (the console).
+    Small talk ("halo", "makasih", "kamu siapa?") is told from questions by the bundled classifier; without it
+    (a broken install) every message goes to the answerer, with a warning."""
+    from generation.smalltalk import default_classifier
     from handlers.chat import ChatService
 
+    try:
+        smalltalk = default_classifier()
+    except ValueError as error:
+        logger.warning("%s; small talk goes to the answer pipeline", error)
+        smalltalk = None
     return ChatService(
         answerer,
         stores.conversations,
@@ -308,6 +316,7 @@ def build_chat_service(settings: Settings, answerer, stores: ChannelStores, *, r
         history_window=settings.answers.history_window,
         max_question_chars=settings.channels.max_question_chars,
         answer_timeout=settings.llm_timeout_seconds * 3,
+        smalltalk=smalltalk,
         **callables,
     )
 

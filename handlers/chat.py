@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from generation.smalltalk import SmallTalk
 from generation.types import Answer, Source
 from handlers import texts
 from handlers.awaitables import resolve
@@ -24,8 +26,8 @@ from storage.feedback import FEEDBACK_VALUES, FeedbackStore
 from storage.models import Message
 from storage.privacy import clean_incoming, strip_controls
 
-__all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "UserRef", "feedback_ids",
-           "parse_feedback_id"]
+__all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "SmallTalkDetector", "UserRef",
+           "feedback_ids", "parse_feedback_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,12 @@ class Answerer(Protocol):
     ) -> Answer: ...
 
 
+class SmallTalkDetector(Protocol):
+    """Tells small talk from questions (``generation.smalltalk.SmallTalkClassifier``)."""
+
+    def classify(self, text: str) -> SmallTalk: ...
+
+
 @dataclass(frozen=True, slots=True)
 class UserRef:
     """Who is talking: the channel and the user's id on it (Telegram user id, WhatsApp number, web session)."""
@@ -93,7 +101,7 @@ class UserRef:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What to send back. ``kind``: answer, command, notice, rate_limited, error.
+    """What to send back. ``kind``: answer, smalltalk, command, notice, rate_limited, error.
 
     ``feedback_id`` is the answer's trace id when the reply should carry 👍/👎 buttons.
     ``choices`` (kind ``askback``): the candidates of an ambiguous follow-up, which each channel shows as buttons; a
@@ -121,6 +129,14 @@ class Reply:
         return data
 
 
+def _names_a_choice(text: str, choices: Sequence[str]) -> bool:
+    """The message is one of ``choices`` or shares a word of three letters or more with one ("bu aisyah" for
+    "Dr. Nur Aisyah, M.Kom.")."""
+    words = {w for w in re.findall(r"\w+", text.casefold()) if len(w) >= 3}
+    return any(text.strip().casefold() == c.strip().casefold() or words & set(re.findall(r"\w+", c.casefold()))
+               for c in choices)
+
+
 def _normalise_id(value: str) -> str:
     return value.strip().lstrip("+").lower()
 
@@ -145,6 +161,7 @@ class ChatService:
         answer_timeout: float = 180.0,
         question_log: QuestionLog | None = None,
         admin_answer: AdminAnswerWriter | None = None,
+        smalltalk: SmallTalkDetector | None = None,
     ) -> None:
         self.answerer = answerer
         self.conversations = conversations
@@ -160,6 +177,7 @@ class ChatService:
         self.answer_timeout = answer_timeout
         self.question_log = question_log
         self.admin_answer = admin_answer
+        self.smalltalk = smalltalk
 
     # --- entry points -----------------------------------------------------------------------------------------
     def is_admin(self, user: UserRef) -> bool:
@@ -217,6 +235,9 @@ class ChatService:
             return Reply(texts.ASK_SOMETHING, kind="notice")
         if len(text) > self.max_question_chars:
             return Reply(texts.TOO_LONG.format(limit=self.max_question_chars), kind="notice")
+        smalltalk = await self._smalltalk(user, text)
+        if smalltalk is not None:
+            return smalltalk
         history = await self.conversations.history(user.key, self.history_window)
         started = time.perf_counter()
         try:
@@ -252,6 +273,26 @@ class ChatService:
                                            question=text, answer=answer.answer, abstained=answer.abstained)
         body = answer.answer.strip() or texts.ERROR  # an abstention already carries the pipeline's pointer
         return Reply(body, kind="answer", answer=answer, sources=sources, feedback_id=answer.trace_id)
+
+    async def _smalltalk(self, user: UserRef, text: str) -> Reply | None:
+        """A greeting, thanks, goodbye… gets its short reply at once, the way a command's is shown: no retrieval, no
+        answer reused, no sources or 👍/👎, and nothing stored (not in the history the pipeline reads for
+        follow-ups, not in the question log). None for a question, for a message that names one of the user's
+        pending ask-back choices (a pick, "yg mocap", goes to the pipeline whatever it looks like), and when the
+        classifier fails."""
+        if self.smalltalk is None:
+            return None
+        try:
+            decision = self.smalltalk.classify(text)
+        except Exception:
+            logger.exception("the small-talk classifier failed; the message goes to the answerer")
+            return None
+        if not decision.is_smalltalk:
+            return None
+        if _names_a_choice(text, await self.state.last_choices(user.key)):
+            return None
+        logger.info("small talk channel=%s intent=%s p=%.2f", user.channel, decision.intent, decision.confidence)
+        return Reply(texts.smalltalk_reply(decision.intent), kind="smalltalk")
 
     # --- commands --------------------------------------------------------------------------------------------
     async def start(self, user: UserRef) -> Reply:

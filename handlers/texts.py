@@ -26,12 +26,15 @@ __all__ = [
     "REINDEX_FAILED",
     "REINDEX_STARTED",
     "RESET_DONE",
+    "SMALLTALK",
+    "SMALLTALK_CAN",
     "SOURCES_HEADER",
     "START",
     "STATUS_UNAVAILABLE",
     "TEXT_ONLY",
     "TOO_LONG",
     "UNKNOWN_COMMAND",
+    "smalltalk_reply",
 ]
 
 START = (
@@ -99,3 +102,27 @@ CHOICE_STALE = "Mohon maaf, pilihan itu sudah tidak berlaku. Silakan ketik perta
 EDITED_IGNORED = (
     "Pesan yang disunting tidak diproses ulang. Jika ingin bertanya lagi, silakan kirim pesan baru."
 )
+
+# Small talk (generation/smalltalk.py decides): a short reply in kind, then one line of what the bot answers.
+SMALLTALK_CAN = (
+    "Saya bisa menjawab pertanyaan tentang program studi dari situs resminya, misalnya kurikulum, dosen, jadwal, "
+    "atau pendaftaran; ketik /help untuk contoh pertanyaan."
+)
+SMALLTALK = {
+    "greeting": "Halo! 👋 Saya asisten informasi program studi.",
+    "salam": "Wa'alaikumsalam! 🙏 Saya asisten informasi program studi.",
+    "thanks": "Sama-sama! 😊 Senang bisa membantu.",
+    "apology": "Tidak apa-apa. 🙂",
+    "goodbye": "Sampai jumpa! 👋 Semoga lancar kuliahnya.",
+    "ack": "Baik. 🙂 Kalau ada yang ingin ditanyakan lagi, silakan.",
+    "identity": (
+        "Saya asisten informasi program studi: sebuah bot yang menjawab dari situs resmi prodi, bukan petugas "
+        "manusia."
+    ),
+    "capability": "Silakan tanya apa saja tentang prodi.",
+}
+
+
+def smalltalk_reply(intent: str) -> str:
+    """The reply to one small-talk intent (a greeting for an unknown one), with the line of what the bot answers."""
+    return f"{SMALLTALK.get(intent, SMALLTALK['greeting'])}\n{SMALLTALK_CAN}"
