@@ -12,6 +12,7 @@ import pytest
 
 from bot.logging_setup import configure_logging, log_file_path
 from bot.settings import Settings
+from tests.auxil.logging_state import logging_restored
 
 # what each library logs at DEBUG when a student writes (the shapes of their real lines)
 LIBRARY_DEBUG = {
@@ -33,10 +34,6 @@ LIBRARY_DEBUG = {
 def configure(tmp_path, capsys):
     """``configure_logging`` for ``serve`` (file + stdout) at the given level, undone afterwards; returns the
     function that configures and the one that reads back the (file, stdout) records as JSON objects."""
-    root = logging.getLogger()
-    saved_handlers, saved_level = list(root.handlers), root.level
-    saved_levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
-                    if isinstance(lg, logging.Logger)}
     settings: list[Settings] = []
 
     def setup(level: str) -> None:
@@ -44,22 +41,14 @@ def configure(tmp_path, capsys):
         configure_logging(settings[-1], command="serve")
 
     def records() -> tuple[list[dict], list[dict]]:
-        for handler in root.handlers:
+        for handler in logging.getLogger().handlers:
             handler.flush()
         path = log_file_path(settings[-1])
         lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
         return [json.loads(line) for line in lines], [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
-    yield setup, records
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-        handler.close()
-    for handler in saved_handlers:
-        root.addHandler(handler)
-    root.setLevel(saved_level)
-    for name, lg in logging.root.manager.loggerDict.items():
-        if isinstance(lg, logging.Logger):
-            lg.setLevel(saved_levels.get(name, logging.NOTSET))
+    with logging_restored():
+        yield setup, records
 
 
 def test_at_debug_the_libraries_debug_lines_are_not_written_and_ours_are(configure):

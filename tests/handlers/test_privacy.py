@@ -28,6 +28,7 @@ from handlers.chat import UserRef
 from storage.insights import InsightsStore, QuestionLog
 from tests.auxil.fake_apis import FakeApis
 from tests.auxil.fake_generator import FakeGenerator
+from tests.auxil.logging_state import logging_restored
 from tests.auxil.platform_payloads import wa_text
 from tests.auxil.telegram_offline import text_update
 
@@ -70,10 +71,6 @@ def debug_log(capsys):
     """Runs ``configure_logging(settings, command="serve")`` for the test's settings (LOG_LEVEL=DEBUG: the log
     file and stdout) and undoes it afterwards. Yields the function that configures and then returns everything
     logged so far."""
-    root = logging.getLogger()
-    saved_handlers, saved_level = list(root.handlers), root.level
-    saved_levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
-                    if isinstance(lg, logging.Logger)}
     configured: list[Settings] = []
     stdout: list[str] = []
 
@@ -82,22 +79,14 @@ def debug_log(capsys):
         configured.append(settings)
 
     def logged() -> str:
-        for handler in root.handlers:
+        for handler in logging.getLogger().handlers:
             handler.flush()
         stdout.append(capsys.readouterr().out)
         path = log_file_path(configured[0])
         return "".join(stdout) + (path.read_text(encoding="utf-8") if path.exists() else "")
 
-    yield configure, logged
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-        handler.close()
-    for handler in saved_handlers:
-        root.addHandler(handler)
-    root.setLevel(saved_level)
-    for name, lg in logging.root.manager.loggerDict.items():
-        if isinstance(lg, logging.Logger):
-            lg.setLevel(saved_levels.get(name, logging.NOTSET))
+    with logging_restored():
+        yield configure, logged
 
 
 def redis_values(url: str) -> str:

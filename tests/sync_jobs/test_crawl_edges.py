@@ -3,27 +3,11 @@ that forbids everything (sitemaps included), and an allowed host named without i
 
 from __future__ import annotations
 
-import pytest
 from aiohttp import web
 
-from storage.docstore import DocumentStore
 from sync_jobs.crawl import CrawlConfig, crawl_site
 from sync_jobs.urls import HostSet
 from tests.sync_jobs.test_crawl_safety import Server, cfg, page
-
-
-@pytest.fixture
-async def server():
-    srv = Server()
-    yield srv
-    await srv.close()
-
-
-@pytest.fixture
-def store(data_dir):
-    s = DocumentStore(data_dir / "prodi.sqlite3")
-    yield s
-    s.close()
 
 
 async def test_an_endless_redirect_chain_stops_after_max_redirects(server, store) -> None:

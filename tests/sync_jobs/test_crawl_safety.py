@@ -9,7 +9,6 @@ from collections import Counter
 import pytest
 from aiohttp import web
 
-from storage.docstore import DocumentStore
 from sync_jobs.crawl import CrawlConfig, crawl_site
 from sync_jobs.fetch import BlockedAddress, SafeResolver
 from sync_jobs.urls import HostSet, is_public_ip, normalize_url
@@ -58,18 +57,6 @@ class Server:
         await self.http.close()
 
 
-@pytest.fixture
-async def server():
-    srv = Server()
-    yield srv
-    await srv.close()
-
-
-@pytest.fixture
-def store(data_dir):
-    s = DocumentStore(data_dir / "prodi.sqlite3")
-    yield s
-    s.close()
 
 
 def cfg(base: str, **kw) -> CrawlConfig:
