@@ -40,7 +40,7 @@ async def test_markup_in_a_web_question_is_shown_as_text_and_never_runs(browser,
         assert long_reply.strip()
         assert len(await page.locator(".msg.user").nth(1).text_content() or "") <= 1000
         emoji_reply = await _ask(page, "😀🙏🔥", 2)
-        assert emoji_reply.strip() and ("Maaf" in emoji_reply or "Silakan" in emoji_reply)
+        assert emoji_reply.strip() and ("maaf" in emoji_reply.lower() or "silakan" in emoji_reply.lower())
     finally:
         await page.close()
     # a client that bypasses the page gets the polite limit notice from the JSON API
