@@ -130,8 +130,8 @@ class Reply:
 
 
 def _names_a_choice(text: str, choices: Sequence[str]) -> bool:
-    """The message is one of ``choices`` or shares a word of three letters or more with one ("bu aisyah" for
-    "Dr. Nur Aisyah, M.Kom.")."""
+    """The message is one of ``choices`` or shares a word of three letters or more with one (a surname for
+    "Dr. Budi Santoso, M.T.")."""
     words = {w for w in re.findall(r"\w+", text.casefold()) if len(w) >= 3}
     return any(text.strip().casefold() == c.strip().casefold() or words & set(re.findall(r"\w+", c.casefold()))
                for c in choices)
@@ -278,7 +278,7 @@ class ChatService:
         """A greeting, thanks, goodbye… gets its short reply at once, the way a command's is shown: no retrieval, no
         answer reused, no sources or 👍/👎, and nothing stored (not in the history the pipeline reads for
         follow-ups, not in the question log). None for a question, for a message that names one of the user's
-        pending ask-back choices (a pick, "yg mocap", goes to the pipeline whatever it looks like), and when the
+        pending ask-back choices (a pick that names a choice goes to the pipeline whatever it looks like), and when the
         classifier fails."""
         if self.smalltalk is None:
             return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["PICK_PREFIX", "parse_pick_id", "pick_ids", "short_titles"]
+__all__ = ["PICK_PREFIX", "choice_at", "parse_pick_id", "pick_ids", "short_titles"]
 
 PICK_PREFIX = "pick:"
 
@@ -39,6 +39,18 @@ def parse_pick_id(data: str) -> str | int | None:
     if stripped.isascii() and stripped.isdigit() and len(stripped) <= 3:
         return int(stripped)
     return stripped
+
+
+def choice_at(choices: Sequence[str], index: int, shown: str | None = None,
+              labels: Sequence[str] | None = None) -> str | None:
+    """The choice a ``pick:<index>`` button stands for in the user's last ask-back ``choices``; None when the index
+    is out of range, or when the button showed ``shown`` (if the channel says) and that is no longer the choice's
+    label (``labels``, the choices themselves by default): a button of an older ask-back."""
+    if not 0 <= index < len(choices):
+        return None
+    if shown is not None and shown != (labels or choices)[index]:
+        return None
+    return choices[index]
 
 
 def _short(text: str, limit: int) -> str:

@@ -38,7 +38,7 @@ from telegram.ext import (
 
 from handlers import texts
 from handlers.chat import COMMANDS, ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
-from handlers.choices import parse_pick_id, pick_ids
+from handlers.choices import choice_at, parse_pick_id, pick_ids
 from handlers.formatting import format_sources_html, mark, split_message
 from handlers.progress import answer_with_progress
 
@@ -193,14 +193,9 @@ class TelegramHandlers:
         ask-back's choice, if the pressed button (when Telegram sent the keyboard along) still shows that choice."""
         if isinstance(pick, str):
             return pick or None
-        choices = await self.service.state.last_choices(user.key)
-        if not 0 <= pick < len(choices):
-            return None
         keyboard = message.reply_markup.inline_keyboard if message.reply_markup is not None else ()
         labels = [b.text for row in keyboard for b in row if b.callback_data == data]
-        if labels and labels[0] != choices[pick]:  # a button of an older ask-back
-            return None
-        return choices[pick]
+        return choice_at(await self.service.state.last_choices(user.key), pick, labels[0] if labels else None)
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """The one error handler: log with the traceback, then apologise to the user if there is one."""

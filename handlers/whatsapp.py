@@ -57,7 +57,7 @@ from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
 
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
-from handlers.choices import parse_pick_id, pick_ids, short_titles
+from handlers.choices import choice_at, parse_pick_id, pick_ids, short_titles
 from handlers.formatting import format_sources_plain, mark, split_message
 from handlers.progress import answer_with_progress
 from storage.dedup import MessageDeduper, UserState
@@ -535,10 +535,8 @@ class WhatsAppWebhook:
         """A ``pick:<index>`` button → a text message of the user's last ask-back's choice, if the button's title is
         still that choice's; else the message as it was (kind ``pick``: stale)."""
         choices = (await self.state.last_choices(user.key))[:MAX_BUTTONS]
-        titles = short_titles(choices, BUTTON_TITLE_LIMIT)
-        if 0 <= message.pick < len(choices) and titles[message.pick] == message.text:
-            return dataclasses.replace(message, kind="text", text=choices[message.pick])
-        return message
+        chosen = choice_at(choices, message.pick, message.text, short_titles(choices, BUTTON_TITLE_LIMIT))
+        return dataclasses.replace(message, kind="text", text=chosen) if chosen is not None else message
 
     async def _answer_with_typing(self, user: UserRef, message: InboundMessage, inbound: float) -> Reply:
         """``answer_with_progress``: mark read + typing, re-sent every ``typing_interval`` while the answer takes

@@ -42,12 +42,11 @@ class WebChannel(Channel):
             async with self.limits.admit(client_address(request, self.trusted)):
                 return _json(await method(await read_json(request)))
         except WebApiError as error:
-            response = json_error(error.status, error.message)
-            if error.reply or error.retry_after:
-                body = {"error": error.message, "reply": error.reply, "kind": "rate_limited"
-                        if error.status == 429 else "notice"}
-                response = web.json_response(body, status=error.status,
-                                             dumps=lambda d: json.dumps(d, ensure_ascii=False))
+            if not (error.reply or error.retry_after):
+                return json_error(error.status, error.message)
+            body = {"error": error.message, "reply": error.reply,
+                    "kind": "rate_limited" if error.status == 429 else "notice"}
+            response = web.json_response(body, status=error.status, dumps=lambda d: json.dumps(d, ensure_ascii=False))
             if error.retry_after:
                 response.headers["Retry-After"] = str(error.retry_after)
             return response
