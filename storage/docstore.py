@@ -17,7 +17,10 @@ from pathlib import Path
 
 from storage.models import Chunk, Document
 
-__all__ = ["DocChanges", "DocumentStore", "PageState"]
+__all__ = [
+    "PAGE_COLUMNS", "DocChanges", "DocumentStore", "PageState", "chunk_from_row", "document_from_row", "document_row",
+    "net_changes", "page_state_from_row", "page_state_row",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -137,6 +140,69 @@ def _doc_from_json(data: Mapping) -> Document:
                     sections=tuple((h, b) for h, b in data.get("sections", ())), meta=dict(data.get("meta", {})))
 
 
+# --- row <-> record, shared with the PostgreSQL store (storage.pg_stores): same columns, same text encodings ---------
+
+
+def document_from_row(row: Mapping) -> Document:
+    return Document(doc_id=row["doc_id"], url=row["url"], title=row["title"], text=row["text"],
+                    content_hash=row["content_hash"], fetched_at=row["fetched_at"], kind=row["kind"],
+                    urls=tuple(json.loads(row["urls"])),
+                    sections=tuple((h, b) for h, b in json.loads(row["sections"])),
+                    meta=json.loads(row["meta"]))
+
+
+def chunk_from_row(row: Mapping) -> Chunk:
+    return Chunk(chunk_id=row["chunk_id"], doc_id=row["doc_id"], url=row["url"], title=row["title"],
+                 section=row["section"], position=row["position"], text=row["text"],
+                 content_hash=row["content_hash"], fetched_at=row["fetched_at"])
+
+
+def page_state_from_row(r: Mapping) -> PageState:
+    return PageState(
+        url=r["url"], fetch_url=r["fetch_url"], final_url=r["final_url"], status=r["status"],
+        http_status=r["http_status"], etag=r["etag"], last_modified=r["last_modified"],
+        body_hash=r["body_hash"], content_type=r["content_type"], misses=r["misses"],
+        first_seen=r["first_seen"], last_seen=r["last_seen"], fetched_at=r["fetched_at"], depth=r["depth"],
+        links=tuple(json.loads(r["links"])),
+        extract=tuple(_doc_from_json(d) for d in json.loads(r["extract"])), reason=r["reason"],
+    )
+
+
+PAGE_COLUMNS = ("url", "fetch_url", "final_url", "status", "http_status", "etag", "last_modified", "body_hash",
+                "content_type", "misses", "first_seen", "last_seen", "fetched_at", "depth", "links", "extract", "reason")
+
+
+def page_state_row(p: PageState) -> tuple:
+    """The values of ``PAGE_COLUMNS`` for one page."""
+    return (p.url, p.fetch_url, p.final_url, p.status, p.http_status, p.etag, p.last_modified, p.body_hash,
+            p.content_type, p.misses, p.first_seen, p.last_seen, p.fetched_at, p.depth,
+            json.dumps(list(p.links), ensure_ascii=False),
+            json.dumps([_doc_to_json(d) for d in p.extract], ensure_ascii=False), p.reason)
+
+
+def document_row(doc: Document, seq: int, now: str) -> tuple:
+    """(url, title, text, content_hash, fetched_at, kind, urls, sections, meta, seq, updated_at, doc_id)."""
+    return (doc.url, doc.title, doc.text, doc.content_hash, doc.fetched_at, doc.kind,
+            json.dumps(list(doc.urls), ensure_ascii=False),
+            json.dumps([list(s) for s in doc.sections], ensure_ascii=False),
+            json.dumps(dict(doc.meta), ensure_ascii=False), seq, now, doc.doc_id)
+
+
+def net_changes(rows: Iterable[tuple[int, str, str]], last: int) -> DocChanges:
+    """The net effect of ``(crawl_id, doc_id, change)`` rows in crawl order, as of crawl ``last``."""
+    state: dict[str, str] = {}
+    for _, doc_id, change in rows:
+        before = state.get(doc_id)
+        if change == "removed":
+            state[doc_id] = "gone" if before == "added" else "removed"
+        elif change == "added" and before in ("removed",):
+            state[doc_id] = "changed"
+        else:
+            state[doc_id] = change if before not in ("added",) else "added"
+    pick = lambda kind: tuple(sorted(d for d, c in state.items() if c == kind))  # noqa: E731
+    return DocChanges(int(last), pick("added"), pick("changed"), pick("removed"))
+
+
 class DocumentStore:
     """SQLite store of documents, chunks, crawl state and per-crawl changes, at ``db_path``."""
 
@@ -164,19 +230,8 @@ class DocumentStore:
         self.close()
 
     # --- documents and chunks -------------------------------------------------------------------------------
-    @staticmethod
-    def _document(row: sqlite3.Row) -> Document:
-        return Document(doc_id=row["doc_id"], url=row["url"], title=row["title"], text=row["text"],
-                        content_hash=row["content_hash"], fetched_at=row["fetched_at"], kind=row["kind"],
-                        urls=tuple(json.loads(row["urls"])),
-                        sections=tuple((h, b) for h, b in json.loads(row["sections"])),
-                        meta=json.loads(row["meta"]))
-
-    @staticmethod
-    def _chunk(row: sqlite3.Row) -> Chunk:
-        return Chunk(chunk_id=row["chunk_id"], doc_id=row["doc_id"], url=row["url"], title=row["title"],
-                     section=row["section"], position=row["position"], text=row["text"],
-                     content_hash=row["content_hash"], fetched_at=row["fetched_at"])
+    _document = staticmethod(document_from_row)
+    _chunk = staticmethod(chunk_from_row)
 
     def documents(self, kind: str | None = None) -> list[Document]:
         """Every stored document in a stable order (optionally only one kind)."""
@@ -227,28 +282,13 @@ class DocumentStore:
         """Every remembered URL, keyed by its normalised form."""
         with self._lock:
             rows = self._db.execute("SELECT * FROM pages").fetchall()
-        out = {}
-        for r in rows:
-            out[r["url"]] = PageState(
-                url=r["url"], fetch_url=r["fetch_url"], final_url=r["final_url"], status=r["status"],
-                http_status=r["http_status"], etag=r["etag"], last_modified=r["last_modified"],
-                body_hash=r["body_hash"], content_type=r["content_type"], misses=r["misses"],
-                first_seen=r["first_seen"], last_seen=r["last_seen"], fetched_at=r["fetched_at"], depth=r["depth"],
-                links=tuple(json.loads(r["links"])),
-                extract=tuple(_doc_from_json(d) for d in json.loads(r["extract"])), reason=r["reason"],
-            )
-        return out
+        return {r["url"]: page_state_from_row(r) for r in rows}
 
     def _write_pages(self, pages: Iterable[PageState], removed: Iterable[str]) -> None:
         self._db.executemany("DELETE FROM pages WHERE url=?", [(u,) for u in removed])
         self._db.executemany(
-            "INSERT OR REPLACE INTO pages (url, fetch_url, final_url, status, http_status, etag, last_modified,"
-            " body_hash, content_type, misses, first_seen, last_seen, fetched_at, depth, links, extract, reason)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(p.url, p.fetch_url, p.final_url, p.status, p.http_status, p.etag, p.last_modified, p.body_hash,
-              p.content_type, p.misses, p.first_seen, p.last_seen, p.fetched_at, p.depth,
-              json.dumps(list(p.links), ensure_ascii=False),
-              json.dumps([_doc_to_json(d) for d in p.extract], ensure_ascii=False), p.reason) for p in pages],
+            f"INSERT OR REPLACE INTO pages ({', '.join(PAGE_COLUMNS)}) VALUES ({','.join('?' * len(PAGE_COLUMNS))})",
+            [page_state_row(p) for p in pages],
         )
 
     # --- commits --------------------------------------------------------------------------------------------
@@ -263,10 +303,7 @@ class DocumentStore:
         for seq, doc in enumerate(documents):
             seen.add(doc.doc_id)
             old_hash = existing.get(doc.doc_id)
-            row = (doc.url, doc.title, doc.text, doc.content_hash, doc.fetched_at, doc.kind,
-                   json.dumps(list(doc.urls), ensure_ascii=False),
-                   json.dumps([list(s) for s in doc.sections], ensure_ascii=False),
-                   json.dumps(dict(doc.meta), ensure_ascii=False), seq, now, doc.doc_id)
+            row = document_row(doc, seq, now)
             if old_hash == doc.content_hash:
                 self._db.execute(
                     "UPDATE documents SET url=?, title=?, text=?, content_hash=?, fetched_at=?, kind=?, urls=?,"
@@ -357,17 +394,7 @@ class DocumentStore:
                 "SELECT crawl_id, doc_id, change FROM changes WHERE crawl_id > ? ORDER BY crawl_id", (crawl_id,)
             ).fetchall()
             last = self._db.execute("SELECT MAX(crawl_id) FROM crawls").fetchone()[0] or crawl_id
-        state: dict[str, str] = {}
-        for _, doc_id, change in rows:
-            before = state.get(doc_id)
-            if change == "removed":
-                state[doc_id] = "gone" if before == "added" else "removed"
-            elif change == "added" and before in ("removed",):
-                state[doc_id] = "changed"
-            else:
-                state[doc_id] = change if before not in ("added",) else "added"
-        pick = lambda kind: tuple(sorted(d for d, c in state.items() if c == kind))  # noqa: E731
-        return DocChanges(int(last), pick("added"), pick("changed"), pick("removed"))
+        return net_changes(rows, int(last))
 
     def last_changes(self) -> DocChanges:
         """What the most recent commit added, changed and removed."""

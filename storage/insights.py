@@ -30,6 +30,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from storage.errors import StoreError
 from storage.privacy import mask_personal
 
 __all__ = ["AdminAnswer", "InsightsStore", "QuestionLog", "mask_personal"]
@@ -113,6 +114,26 @@ def _check_link(link: str) -> str:
     return link
 
 
+def clean_answer(question: str, answer: str, author: str, link: str, expires: str) -> tuple[str, str, str, str, str]:
+    """An admin answer's fields as stored; ValueError (with what to fix) on bad input."""
+    question, answer, author = (question or "").strip(), (answer or "").strip(), (author or "").strip() or "admin"
+    if not question or not answer:
+        raise ValueError("both the question and the answer are needed")
+    if len(question) > 500 or len(answer) > 4000:
+        raise ValueError("the question may have at most 500 characters and the answer at most 4000")
+    return question, answer, author, _check_link(link), _check_expires(expires)
+
+
+def answer_from_row(row: Any) -> AdminAnswer:
+    return AdminAnswer(id=row["id"], version=row["version"], question=row["question"], answer=row["answer"],
+                       link=row["link"], author=row["author"], created_at=row["created_at"],
+                       expires=row["expires"], deleted=bool(row["deleted"]))
+
+
+def keyed_user_hash(salt: bytes, user_key: str) -> str:
+    return hmac.new(salt, user_key.encode("utf-8"), hashlib.sha256).hexdigest()[:24]
+
+
 class InsightsStore:
     """The question log and the admin answers in one SQLite file. Thread-safe (one connection, one lock)."""
 
@@ -142,9 +163,22 @@ class InsightsStore:
         with self._lock, self._db:
             yield self._db
 
+    @contextmanager
+    def _write_tx(self) -> Iterator[sqlite3.Connection]:
+        """A transaction that takes SQLite's write lock before its first read: another process saving an admin
+        answer at the same moment waits for it instead of reading the same MAX(id) and failing on the key."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.rollback()
+                raise
+            self._db.commit()
+
     def user_hash(self, user_key: str) -> str:
         """A keyed hash of ``channel:user_id``: the same user gives the same hash, the hash gives no user back."""
-        return hmac.new(self._salt, user_key.encode("utf-8"), hashlib.sha256).hexdigest()[:24]
+        return keyed_user_hash(self._salt, user_key)
 
     # --- the question log ---------------------------------------------------------------------------------------
     def record(self, *, trace_id: str, channel: str, user_key: str, question: str, answer: str, abstained: bool,
@@ -195,23 +229,14 @@ class InsightsStore:
         return [dict(r) for r in rows]
 
     # --- admin answers ------------------------------------------------------------------------------------------
-    @staticmethod
-    def _answer(row: sqlite3.Row) -> AdminAnswer:
-        return AdminAnswer(id=row["id"], version=row["version"], question=row["question"], answer=row["answer"],
-                           link=row["link"], author=row["author"], created_at=row["created_at"],
-                           expires=row["expires"], deleted=bool(row["deleted"]))
+    _answer = staticmethod(answer_from_row)
 
     def save_answer(self, *, question: str, answer: str, author: str, link: str = "", expires: str = "",
                     answer_id: int | None = None) -> AdminAnswer:
         """Write a new answer, or a new version of ``answer_id``. ValueError (with what to fix) on bad input."""
-        question, answer, author = (question or "").strip(), (answer or "").strip(), (author or "").strip() or "admin"
-        if not question or not answer:
-            raise ValueError("both the question and the answer are needed")
-        if len(question) > 500 or len(answer) > 4000:
-            raise ValueError("the question may have at most 500 characters and the answer at most 4000")
-        link, expires = _check_link(link), _check_expires(expires)
+        question, answer, author, link, expires = clean_answer(question, answer, author, link, expires)
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._tx() as db:
+        with self._write_tx() as db:
             if answer_id is None:
                 answer_id = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM admin_answers").fetchone()[0])
                 version = 1
@@ -228,11 +253,13 @@ class InsightsStore:
 
     def delete_answer(self, answer_id: int, author: str) -> bool:
         """Mark an answer deleted (a new version, so the history keeps who deleted it); False if unknown."""
-        current = self.answer(answer_id)
-        if current is None or current.deleted:
-            return False
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._tx() as db:
+        with self._write_tx() as db:
+            row = db.execute("SELECT * FROM admin_answers WHERE id=? ORDER BY version DESC LIMIT 1",
+                             (answer_id,)).fetchone()
+            current = self._answer(row) if row else None
+            if current is None or current.deleted:
+                return False
             db.execute(
                 "INSERT INTO admin_answers (id, version, question, answer, link, author, created_at, expires, deleted)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
@@ -278,7 +305,7 @@ class QuestionLog:
 
         try:
             return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args, **kwargs))
-        except (sqlite3.Error, OSError) as error:
+        except (sqlite3.Error, StoreError, OSError) as error:
             logging.getLogger(__name__).warning("question log unavailable: %s", error)
             return None
 

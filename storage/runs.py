@@ -130,15 +130,7 @@ class RunStore:
 
     # --- writing -------------------------------------------------------------------------------------------
     def start(self, trigger: str, *, requested_by: str | None = None, status: str = "RUNNING") -> JobRun:
-        if trigger not in RUN_TRIGGERS:
-            raise ValueError(f"unknown trigger {trigger!r}; choose one of {', '.join(RUN_TRIGGERS)}")
-        run = JobRun(
-            run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:8],
-            trigger=trigger,
-            status=status,
-            started_at=utc_now(),
-            requested_by=requested_by,
-        )
+        run = new_run(trigger, requested_by=requested_by, status=status)
         with self._connect() as db:
             db.execute(
                 f"INSERT INTO job_runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
@@ -148,11 +140,7 @@ class RunStore:
 
     def update(self, run_id: str, **changes: Any) -> JobRun:
         """Set counts or fields of a run and return the updated record."""
-        unknown = set(changes) - set(_COUNT_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown run fields {sorted(unknown)}; valid: {', '.join(_COUNT_FIELDS)}")
-        if "status" in changes and changes["status"] not in RUN_STATUSES:
-            raise ValueError(f"unknown status {changes['status']!r}; choose one of {', '.join(RUN_STATUSES)}")
+        check_changes(changes)
         if changes:
             assignments = ", ".join(f"{name} = ?" for name in changes)
             with self._connect() as db:
@@ -168,20 +156,19 @@ class RunStore:
 
     def finish(self, run_id: str, status: str, *, error: str | None = None, **changes: Any) -> JobRun:
         """Close a run with a final status; the duration is computed from its start."""
-        if status not in FINAL_STATUSES:
-            raise ValueError(f"{status!r} is not a final status; choose one of {', '.join(sorted(FINAL_STATUSES))}")
+        check_final(status)
         run = self.get(run_id)
         if run is None:
             raise KeyError(f"no job run {run_id!r}")
         ended = utc_now()
-        duration = max(0.0, _parse(ended) - _parse(run.started_at))
+        duration = seconds_between(run.started_at, ended)
         return self.update(
             run_id, status=status, ended_at=ended, duration_seconds=duration, error=error, **changes
         )
 
     def log(self, run_id: str, line: Mapping[str, Any]) -> None:
         """Append one JSON log line (stage, counts, duration, …) to a run."""
-        text = json.dumps(dict(line), ensure_ascii=False, default=str, sort_keys=False)
+        text = log_text(line)
         with self._connect() as db:
             db.execute(
                 "INSERT INTO job_run_logs (run_id, seq, line) VALUES "
@@ -257,3 +244,45 @@ def _parse(stamp: str) -> float:
     base, _, rest = stamp.rstrip("Z").partition(".")
     seconds = calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S"))
     return seconds + (int(rest or 0) / 1000.0)
+
+
+# --- shared with the PostgreSQL store (storage.pg_stores) -----------------------------------------------------------
+
+RUN_COLUMNS = _COLUMNS
+run_from_row = _row
+
+
+def new_run(trigger: str, *, requested_by: str | None = None, status: str = "RUNNING") -> JobRun:
+    """A new run record (not stored yet); ValueError for an unknown trigger."""
+    if trigger not in RUN_TRIGGERS:
+        raise ValueError(f"unknown trigger {trigger!r}; choose one of {', '.join(RUN_TRIGGERS)}")
+    return JobRun(
+        run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:8],
+        trigger=trigger,
+        status=status,
+        started_at=utc_now(),
+        requested_by=requested_by,
+    )
+
+
+def check_changes(changes: Mapping[str, Any]) -> None:
+    """ValueError naming the valid choices for an unknown field or status of ``RunStore.update``."""
+    unknown = set(changes) - set(_COUNT_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown run fields {sorted(unknown)}; valid: {', '.join(_COUNT_FIELDS)}")
+    if "status" in changes and changes["status"] not in RUN_STATUSES:
+        raise ValueError(f"unknown status {changes['status']!r}; choose one of {', '.join(RUN_STATUSES)}")
+
+
+def check_final(status: str) -> None:
+    if status not in FINAL_STATUSES:
+        raise ValueError(f"{status!r} is not a final status; choose one of {', '.join(sorted(FINAL_STATUSES))}")
+
+
+def seconds_between(started_at: str, ended_at: str) -> float:
+    return max(0.0, _parse(ended_at) - _parse(started_at))
+
+
+def log_text(line: Mapping[str, Any]) -> str:
+    """One run log line as stored."""
+    return json.dumps(dict(line), ensure_ascii=False, default=str, sort_keys=False)

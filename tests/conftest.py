@@ -54,8 +54,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Settings read the environment: tests start from the defaults, whatever the developer's or CI's shell exports.
 # The Redis address is kept for the `redis_url` fixture only; tests that want Redis ask for that fixture.
 _REDIS_BASE = os.environ.pop("REDIS_URL", "") or "redis://127.0.0.1:6379"
+_CLEARED_PREFIXES = ("TELEGRAM_", "WHATSAPP_", "SITE_", "LLM_", "ADMIN_", "DATABASE_")  # DATABASE_URL: SQLite by default
 for _name in list(os.environ):
-    if _name.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "LLM_", "ADMIN_")) or _name in ("DATA_DIR", "EMBEDDER", "DEMO"):
+    if _name.startswith(_CLEARED_PREFIXES) or _name in ("DATA_DIR", "EMBEDDER", "DEMO"):
         del os.environ[_name]
 
 
@@ -124,12 +125,17 @@ pytest_plugins = ["tests.auxil.reindex_site"]
 # Tests that need a Redis server are marked `redis` by the fixtures they use, so `pytest -m "not redis"` runs on a
 # machine without one (`make test` runs everything and starts a throwaway Redis when none answers).
 REDIS_FIXTURES = frozenset({"redis_url", "own_redis"})
+# Likewise `postgres` for the tests that use a PostgreSQL schema of their own (TEST_DATABASE_URL).
+POSTGRES_FIXTURES = frozenset({"pg_url"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if REDIS_FIXTURES & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if REDIS_FIXTURES & names:
             item.add_marker(pytest.mark.redis)
+        if POSTGRES_FIXTURES & names:
+            item.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture
