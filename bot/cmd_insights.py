@@ -23,7 +23,7 @@ def cmd_insights(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if not settings.insights_path.exists():
+    if not wiring.insights_exist(settings):
         report = {"since": args.since, "questions": 0, "clusters": []}
         if args.json:
             print(json.dumps({"period": args.since, "report": report, "answers": []}))

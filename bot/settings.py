@@ -370,6 +370,12 @@ class Settings(BaseSettings):
     # unless DEMO=true (or `serve --demo`); `chat` and `ask` fall back to it on their own.
     demo: bool = False
     redis_url: str | None = None  # conversation memory, locks, pub/sub; unset = in this process
+    # The stores (documents and crawl state, job runs, question log, admin answers) in PostgreSQL, shared by
+    # replicas on several hosts; unset = SQLite files in DATA_DIR (one host). ``?schema=name`` picks a schema.
+    database_url: SecretStr | None = None
+    database_statement_timeout_seconds: float = Field(15.0, gt=0)
+    database_connect_timeout_seconds: float = Field(5.0, gt=0)
+    database_pool_size: int = Field(5, ge=1, le=100)
 
     # --- the groups ----------------------------------------------------------------------------------------
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
@@ -428,6 +434,14 @@ class Settings(BaseSettings):
                 out[key] = value
         return out
 
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a PostgreSQL URL, postgresql://user:password@host:5432/database "
+                             "(or unset for the SQLite files in DATA_DIR)")
+        return value
+
     @model_validator(mode="after")
     def _cross_checks(self) -> Settings:
         if self.llm_backend == "openai" and not self.llm_endpoint:
@@ -479,7 +493,7 @@ def _describe(error: ValidationError) -> str:
             field, name = "", ""
         else:
             field, name = (loc[0], loc[0].upper()) if loc else ("", "")
-        shown = "" if any(word in field for word in ("token", "secret", "key")) else f" (got {value!r})"
+        shown = "" if any(word in field for word in ("token", "secret", "key", "database_url")) else f" (got {value!r})"
         if not name:
             lines.append(f"  {msg}")
         else:

@@ -20,12 +20,62 @@ __all__: list[str] = []
 # --- storage / ingestion (sync_jobs, storage.docstore) -------------------------------------------------------
 
 
-def open_docstore(settings: Settings):  # -> storage.docstore.DocumentStore
-    """The document and crawl-state store at ``settings.db_path`` (creates DATA_DIR)."""
+_DATABASES: dict[tuple[Any, ...], Any] = {}
+_DATABASES_LOCK = __import__("threading").Lock()
+
+
+def shared_database(settings: Settings):  # -> storage.pg.PgDatabase | None
+    """The process's one PostgreSQL pool for DATABASE_URL (migrated when first opened), or None: the stores are the
+    SQLite files in DATA_DIR. Closed when the process exits."""
+    if settings.database_url is None:
+        return None
+    import atexit
+
+    from storage.pg import PgDatabase
+
+    url = settings.database_url.get_secret_value()
+    key = (url, settings.database_statement_timeout_seconds, settings.database_connect_timeout_seconds,
+           settings.database_pool_size)
+    with _DATABASES_LOCK:
+        db = _DATABASES.get(key)
+        if db is None:
+            db = PgDatabase(url, statement_timeout_seconds=settings.database_statement_timeout_seconds,
+                            connect_timeout_seconds=settings.database_connect_timeout_seconds,
+                            pool_size=settings.database_pool_size)
+            _DATABASES[key] = db
+            atexit.register(db.close)
+    return db
+
+
+def open_docstore(settings: Settings):  # -> storage.contracts.DocumentStoreAPI
+    """The document and crawl-state store: PostgreSQL with DATABASE_URL, else ``settings.db_path`` (creates
+    DATA_DIR). ``close()`` it when done (a PostgreSQL one leaves the shared pool open)."""
     from storage.docstore import DocumentStore
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = shared_database(settings)
+    if db is not None:
+        from storage.pg_stores import PgDocumentStore
+
+        return PgDocumentStore(db)
     return DocumentStore(settings.db_path)
+
+
+def open_insights_store(settings: Settings):  # -> storage.contracts.InsightsStoreAPI
+    """The question log and admin answers: PostgreSQL with DATABASE_URL, else DATA_DIR/insights.sqlite3."""
+    db = shared_database(settings)
+    if db is not None:
+        from storage.pg_stores import PgInsightsStore
+
+        return PgInsightsStore(db)
+    from storage.insights import InsightsStore
+
+    return InsightsStore(settings.insights_path)
+
+
+def insights_exist(settings: Settings) -> bool:
+    """Whether there is a question log to read (always, in PostgreSQL)."""
+    return settings.database_url is not None or settings.insights_path.exists()
 
 
 # The bundled sample site is only ever a demo. Its pages are stored under this fixed, clearly fake public origin
@@ -61,11 +111,9 @@ def require_site(settings: Settings, seeds=None) -> None:
 
 def holds_demo_data(settings: Settings) -> bool:
     """The document store in DATA_DIR has pages of the bundled demo site."""
-    if not settings.db_path.exists():
+    if settings.database_url is None and not settings.db_path.exists():
         return False
-    from storage.docstore import DocumentStore
-
-    with DocumentStore(settings.db_path) as store:
+    with open_docstore(settings) as store:
         return any(doc.url.startswith(DEMO_ORIGIN + "/") for doc in store.documents())
 
 
@@ -109,7 +157,8 @@ def crawl_target(settings: Settings, seeds=None, max_pages=None) -> Iterator[Any
 
 
 __all__ += [
-    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "open_docstore", "require_site", "uses_demo_site",
+    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "insights_exist", "open_docstore", "open_insights_store",
+    "require_site", "shared_database", "uses_demo_site",
 ]
 
 # --- retrieval (index manager, embedder, facts) --------------------------------------------------------------
@@ -494,8 +543,13 @@ __all__ += [
 # --- operations (reindex job, locks, runs, scheduler, metrics) ------------------------------------------------
 
 
-def build_run_store(settings: Settings):  # -> storage.runs.RunStore
-    """Job-run records in DATA_DIR/runs.sqlite3."""
+def build_run_store(settings: Settings):  # -> storage.contracts.RunStoreAPI
+    """Job-run records: PostgreSQL with DATABASE_URL, else DATA_DIR/runs.sqlite3."""
+    db = shared_database(settings)
+    if db is not None:
+        from storage.pg_stores import PgRunStore
+
+        return PgRunStore(db)
     from storage.runs import RunStore
 
     return RunStore(settings.data_dir / "runs.sqlite3")
@@ -569,8 +623,11 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
     from sync_jobs.reindex import ReindexConfig, ReindexJob, ValveTripped
 
     serving = open_docstore(settings)
-    serving_path = serving.path
-    serving.close()
+    serving_db = None if settings.database_url is None else serving  # PostgreSQL: swapped in through the store
+    serving_path = settings.db_path
+    if serving_db is None:
+        serving.close()
+    insights_source = settings.insights_path if settings.database_url is None else open_insights_store(settings)
     if not uses_demo_site(settings, seeds):
         build_crawl_config(settings, seeds=seeds or None, max_pages=max_pages)  # a bad seed fails here, not mid-run
 
@@ -597,7 +654,7 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
         with DocumentStore(store_path) as store:
             documents, chunks = store.documents(), store.chunks()
         # the admin answers take part in every build, so they survive each reindex
-        return with_admin_answers(list(documents), list(chunks), settings.insights_path, site_base_url(settings),
+        return with_admin_answers(list(documents), list(chunks), insights_source, site_base_url(settings),
                                   local_today(settings))
 
     publish = None
@@ -606,7 +663,7 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
             return await redis.publish(keys.INDEX_CHANNEL, json.dumps(payload))
 
     config = config_from(ReindexConfig, settings.ops, serving_store=serving_path,
-                         staging_dir=settings.data_dir / "staging")
+                         staging_dir=settings.data_dir / "staging", serving_db=serving_db)
     return ReindexJob(
         config=config,
         runs=build_run_store(settings),
@@ -779,9 +836,12 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
     from the serving document store plus the answers (no crawl) and reloads ``index_manager`` at once; other
     processes reload on their next pointer check (INDEX_RELOAD_INTERVAL_SECONDS)."""
     from bot.insights import Insights
-    from storage.insights import InsightsStore
     from sync_jobs.admin_answers import rebuild_index
 
+    store = open_insights_store(settings)
+    # SQLite: the files (opened per rebuild, as before); PostgreSQL: the shared stores
+    insights_source = settings.insights_path if settings.database_url is None else store
+    serving_source = settings.db_path if settings.database_url is None else open_docstore(settings)
     manager = index_manager
     loaded = [embedder if embedder is not None else getattr(index_manager, "embedder", None)]
 
@@ -797,7 +857,7 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
         nonlocal manager
         if manager is None:
             manager = build_index_manager(settings, the_embedder())
-        report = rebuild_index(manager, settings.db_path, settings.insights_path, site_base_url(settings),
+        report = rebuild_index(manager, serving_source, insights_source, site_base_url(settings),
                                today or local_today(settings))
         manager.reload_if_changed()
         return report
@@ -849,7 +909,7 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
         logger.info("a reindex is running: the admin answers are indexed right after it")
         return "pending"
 
-    return Insights(InsightsStore(settings.insights_path), embed, rebuild=rebuild,
+    return Insights(store, embed, rebuild=rebuild,
                     threshold=settings.insights_cluster_threshold, timezone=settings.timezone,
                     retention_days=settings.insights_retention_days)
 

@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from storage.contracts import DocumentStoreAPI, InsightsStoreAPI
 from storage.insights import AdminAnswer, InsightsStore
 from storage.models import Chunk, Document
 from sync_jobs.chunking import chunk_document
@@ -56,33 +57,40 @@ def admin_documents(answers: Sequence[AdminAnswer], base_url: str = "") -> tuple
     return docs, chunks
 
 
-def with_admin_answers(documents: list[Document], chunks: list[Chunk], store_path: Path, base_url: str = "",
-                       today: date | None = None) -> tuple[list[Document], list[Chunk]]:
-    """The crawled documents and chunks plus the admin answers in force (none when the store does not exist)."""
-    if not Path(store_path).exists():
-        return documents, chunks
-    store = InsightsStore(store_path)
-    try:
-        extra_docs, extra_chunks = admin_documents(store.active_answers(today), base_url)
-    finally:
-        store.close()
+def with_admin_answers(documents: list[Document], chunks: list[Chunk], store: Path | InsightsStoreAPI,
+                       base_url: str = "", today: date | None = None) -> tuple[list[Document], list[Chunk]]:
+    """The crawled documents and chunks plus the admin answers in force. ``store`` is the SQLite file (none when it
+    does not exist) or an open insights store (PostgreSQL)."""
+    if isinstance(store, str | Path):
+        if not Path(store).exists():
+            return documents, chunks
+        opened = InsightsStore(store)
+        try:
+            answers = opened.active_answers(today)
+        finally:
+            opened.close()
+    else:
+        answers = store.active_answers(today)
+    extra_docs, extra_chunks = admin_documents(answers, base_url)
     crawled = [d for d in documents if d.kind != ADMIN_ANSWER_KIND]
     return crawled + extra_docs, [c for c in chunks if not c.doc_id.startswith("admin-answer-")] + extra_chunks
 
 
-def rebuild_index(index_manager: Any, serving_store: Path, insights_path: Path, base_url: str = "",
-                  today: date | None = None) -> Any:
+def rebuild_index(index_manager: Any, serving_store: Path | DocumentStoreAPI, insights: Path | InsightsStoreAPI,
+                  base_url: str = "", today: date | None = None) -> Any:
     """Build a new index version from the serving document store plus the admin answers (no crawl) and switch to
     it; the serving processes reload it as after a reindex. Blocking; the caller holds the reindex lock. ``today``
-    decides which answers have expired (default: today in UTC)."""
+    decides which answers have expired (default: today in UTC). Each store is a SQLite file or an open store."""
     from storage.docstore import DocumentStore
 
     documents: list[Document] = []
     chunks: list[Chunk] = []
-    if Path(serving_store).exists():
+    if not isinstance(serving_store, str | Path):
+        documents, chunks = list(serving_store.documents()), list(serving_store.chunks())
+    elif Path(serving_store).exists():
         with DocumentStore(serving_store) as store:
             documents, chunks = list(store.documents()), list(store.chunks())
-    documents, chunks = with_admin_answers(documents, chunks, insights_path, base_url, today)
+    documents, chunks = with_admin_answers(documents, chunks, insights, base_url, today)
     if not chunks:  # no crawl yet and no answer left: there is nothing to build an index from
         logger.warning("no crawled pages and no admin answers: the index was not rebuilt")
         return None

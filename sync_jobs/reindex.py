@@ -66,6 +66,9 @@ class ReindexConfig:
     min_chunks_ratio: float = 0.5
     # the document store's tables; only these are replaced in the serving database at the swap
     store_tables: tuple[str, ...] = ("pages", "documents", "chunks", "crawls", "changes")
+    # a serving store in PostgreSQL (storage.pg_stores.PgDocumentStore) instead of the SQLite file serving_store:
+    # the run still crawls into a local SQLite staging copy (export_sqlite) and swaps it in (replace_from_sqlite)
+    serving_db: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +301,7 @@ class ReindexJob:
         # 1. staging copy of the serving document store ---------------------------------------------------------
         t = time.perf_counter()
         self._progress(run, "prepare")
-        existed = cfg.serving_store.exists()
+        existed = cfg.serving_db is not None or cfg.serving_store.exists()
         await self._blocking(self._prepare_staging, staging)
         await self._stage(run, "prepare", t, serving_store_existed=existed)
 
@@ -351,7 +354,10 @@ class ReindexJob:
         # 6. the staging store becomes the serving store ------------------------------------------------------
         t = time.perf_counter()
         self._progress(run, "promote")
-        await self._blocking(promote_tables, staging, cfg.serving_store, cfg.store_tables)
+        if cfg.serving_db is not None:
+            await self._blocking(cfg.serving_db.replace_from_sqlite, staging, cfg.store_tables)
+        else:
+            await self._blocking(promote_tables, staging, cfg.serving_store, cfg.store_tables)
         await self._stage(run, "promote", t)
 
         # 7. tell every process ---------------------------------------------------------------------------------
@@ -420,7 +426,9 @@ class ReindexJob:
     def _prepare_staging(self, staging: Path) -> None:
         staging.parent.mkdir(parents=True, exist_ok=True)
         self._remove_staging(staging)
-        if self.config.serving_store.exists():
+        if self.config.serving_db is not None:
+            self.config.serving_db.export_sqlite(staging)
+        elif self.config.serving_store.exists():
             copy_sqlite(self.config.serving_store, staging)
 
     @staticmethod
