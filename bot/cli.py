@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "status": "bot.cmd_ops:cmd_status",
     "runs": "bot.cmd_runs:cmd_runs",
     "insights": "bot.cmd_insights:cmd_insights",
+    "migrate-store": "bot.cmd_store:cmd_migrate_store",
 }
 
 
@@ -112,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("insights", "the questions the bot could not answer (or that got 👎), grouped, for the prodi's admins")
     p.add_argument("--since", default="7d", metavar="PERIOD", help="how far back: 24h, 7d, 4w (default 7d)")
     p.add_argument("--digest", action="store_true", help="print the weekly digest admins get on Telegram")
+    p = add("migrate-store", "copy the SQLite stores of DATA_DIR into PostgreSQL and compare the row counts")
+    p.add_argument("--to", metavar="URL", help="postgresql://user:password@host:5432/db[?schema=name] "
+                                              "(default DATABASE_URL)")
     return parser
 
 

@@ -75,7 +75,7 @@ def pg_counts(db: PgDatabase, tables: Sequence[str]) -> dict[str, int]:
 
 def sqlite_to_pg(source: Path, db: PgDatabase, tables: Sequence[str], *,
                  mode: Literal["replace", "merge"]) -> dict[str, int]:
-    """Copy ``tables`` of the SQLite file ``source`` into PostgreSQL in one transaction; returns the rows written
+    """Copy ``tables`` of the SQLite file ``source`` into PostgreSQL in one transaction; returns the rows inserted
     per table. ``replace`` empties each table first; ``merge`` keeps every row PostgreSQL has (by primary key)."""
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
     written: dict[str, int] = {}
@@ -103,7 +103,7 @@ def sqlite_to_pg(source: Path, db: PgDatabase, tables: Sequence[str], *,
                     with conn.cursor() as cur:
                         while batch := rows.fetchmany(_BATCH):
                             cur.executemany(insert, batch)
-                            count += len(batch)
+                            count += max(0, cur.rowcount)  # rows inserted (merge: a row already there is not)
                     written[table] = count
                     if table in _IDENTITY:
                         column = _IDENTITY[table]
