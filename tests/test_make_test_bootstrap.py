@@ -1,5 +1,5 @@
-"""`make test` brings what the suite needs from the machine (.ci/test-env): a throwaway Redis when none answers
-(stopped afterwards), and one clear line naming what it could not install."""
+"""`make test` brings what the suite needs from the machine (.ci/test-env): a throwaway Redis and a throwaway
+PostgreSQL when none answers (stopped afterwards), and one clear line naming what it could not install."""
 
 from __future__ import annotations
 
@@ -38,6 +38,23 @@ def test_without_a_redis_the_command_gets_a_throwaway_one_that_is_stopped_afterw
     port = int(url.rsplit(":", 1)[1])
     assert port != dead and "throwaway redis-server" in result.stderr
     assert not _answers(port)  # stopped when the command ended
+
+
+@pytest.mark.postgres  # it starts a PostgreSQL of its own
+def test_without_a_postgresql_the_command_gets_a_throwaway_one_that_is_stopped_afterwards(tmp_path) -> None:
+    dead = _dead_port()
+    probe = ("import os, psycopg; url = os.environ['TEST_DATABASE_URL']; c = psycopg.connect(url, autocommit=True); "
+             "assert c.execute('SELECT current_database()').fetchone()[0] == 'test'; c.close(); print(url)")
+    result = subprocess.run([str(SCRIPT), sys.executable, "-c", probe], capture_output=True, text=True, timeout=180,
+                            env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
+                                 "TEST_DATABASE_URL": f"postgresql://postgres@127.0.0.1:{dead}/test",
+                                 "TEST_ENV_INSTALL": "never"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    url = result.stdout.strip().splitlines()[-1]
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    assert port != dead and "throwaway PostgreSQL" in result.stderr
+    assert not _answers(port)  # stopped when the command ended
+    assert not list(Path("/tmp").glob(f"test-postgres-*/.s.PGSQL.{port}"))  # and its directory removed
 
 
 def test_what_cannot_be_installed_is_named_in_one_line_and_nothing_runs(tmp_path) -> None:
