@@ -328,6 +328,16 @@ class FactsTable:
         people = best if best_overlap else []
         # an attribute: a field name mentioned in the question ("email", "NIP", "jabatan", ...)
         wanted = [f for f in self.field_names if _names_field(f, wset) and not set(_words(f)) & set(_FIELD_KEYWORDS)]
+        if not people:  # a person named by the role they hold ("siapa ketua program studi?", "email kaprodi")
+            held = self._by_role(words, wanted)
+            if held and not wanted:
+                return self._result(held, {"role": held[0]["value"]}, self._render_role(held))
+            people = list(dict.fromkeys(p for p in self.lecturers for r in held if r["doc_id"] == p.doc_id))
+            if people:
+                rows = [{"table": "lecturers", "doc_id": p.doc_id, "name": p.name, "url": p.url, "field": f, "value": v}
+                        for p in people for f, v in p.fields if f in wanted]
+                return self._result(rows, {"name": [p.name for p in people], "field": wanted},
+                                    self._render_person(people, rows, True))
         # an area: "bidang X", "keahlian X", ...
         area_terms: list[str] = []
         for i, w in enumerate(words):
@@ -366,6 +376,34 @@ class FactsTable:
                         break
             text = self._render_area(str(constraints["bidang"]), rows)
         return self._result(rows, constraints, text)
+
+    def _by_role(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
+        """The field values that name a role the question asks about: every word of the value is in the question
+        ("Jabatan: Ketua Program Studi" for "siapa ketua program studi"), and it shares a word with the question
+        that is neither generic ("program", "studi") nor a lecturer word ("dosen", "lektor"). Only one value may
+        match: a rank several lecturers hold is not a role. The question asks who (or for a field of the person)."""
+        wset = set(words)
+        if not (wset & _PERSON_ASKED or wanted):
+            return []
+        distinctive = {w for w in _content(words) if w not in _GENERIC and w not in _LECTURER_WORDS
+                       and w not in _PERSON_ASKED and not any(w in _words(f) for f in wanted)}
+        if not distinctive:
+            return []
+        found: list[dict[str, object]] = []
+        for lec in self.lecturers:
+            for f, v in lec.fields:
+                value = set(_content(_words(v)))
+                if _norm(f).strip() in {"nama", "name"} or f in wanted or not value:
+                    continue
+                if value <= wset and value & distinctive:
+                    found.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
+                                  "field": f, "value": v})
+        values = {_norm(str(r["value"])) for r in found}
+        return found if len(values) == 1 and len(found) == 1 else []
+
+    @staticmethod
+    def _render_role(rows: Sequence[dict[str, object]]) -> str:
+        return "; ".join(f"{r['value']}: {r['name']}" for r in rows) + "."
 
     def _fields_by_value(self, people: Sequence[_Lecturer], wset: set[str]) -> list[str]:
         """The field whose value holds a word of the question that is no part of the name ("pak X S2 nya dimana"

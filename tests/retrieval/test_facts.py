@@ -209,3 +209,53 @@ def test_no_field_is_guessed_when_the_question_asks_for_something_else(facts, qu
 ])
 def test_a_field_is_still_guessed_when_the_value_accounts_for_the_question(facts, question, field):
     assert facts.lookup(question).constraints.get("field") == [field]
+
+
+def _role_table(tmp_path) -> FactsTable:
+    from storage.models import Document
+
+    def lecturer(slug: str, name: str, lines: str) -> Document:
+        return Document(doc_id=slug, url=f"http://kampus.test/staf/{slug}/", title=name, text=f"Nama: {name}\n{lines}",
+                        content_hash=slug, kind="lecturer", urls=(f"http://kampus.test/staf/{slug}/",))
+
+    docs = [
+        lecturer("wiratmoko", "Dr. Gilang Wiratmoko, M.Kom.",
+                 "Jabatan: Ketua Program Studi\nJabatan Fungsional: Lektor Kepala\nEmail: gilang@kampus.test"),
+        lecturer("larasati", "Kinanti Larasati, M.T.",
+                 "Jabatan: Sekretaris Program Studi\nJabatan Fungsional: Lektor\nEmail: kinanti@kampus.test"),
+        lecturer("pratama", "Yoga Pratama, M.Cs.", "Jabatan: Kepala Laboratorium Jaringan\nEmail: yoga@kampus.test"),
+    ]
+    build_facts(docs, tmp_path / "r.sqlite3")
+    return FactsTable.load(tmp_path / "r.sqlite3")
+
+
+@pytest.mark.parametrize(("question", "name"), [
+    ("siapa ketua program studi", "Dr. Gilang Wiratmoko, M.Kom."),
+    ("kaprodi ketua program studi siapa ya", "Dr. Gilang Wiratmoko, M.Kom."),  # as the normaliser expands "kaprodi"
+    ("sekretaris program studi siapa", "Kinanti Larasati, M.T."),
+    ("siapa kepala laboratorium jaringan", "Yoga Pratama, M.Cs."),
+])
+def test_who_holds_a_role_is_the_lecturer_whose_field_value_is_that_role(tmp_path, question, name):
+    from generation.facts_render import facts_usable, render_facts
+
+    result = _role_table(tmp_path).lookup(question)
+    assert [r["name"] for r in result.rows] == [name]
+    assert facts_usable(result.constraints, result.rows, question)
+    role = result.rows[0]["value"]
+    # a sentence that names the role and the person, citing their profile (the first source)
+    assert render_facts(result.constraints, list(result.rows)) == f"{role}: {name} [1]"
+    assert result.urls == (result.rows[0]["url"],)
+
+
+def test_a_role_names_the_person_whose_field_is_asked(tmp_path):
+    result = _role_table(tmp_path).lookup("email ketua program studi")
+    assert [(r["name"], r["value"]) for r in result.rows] == [("Dr. Gilang Wiratmoko, M.Kom.", "gilang@kampus.test")]
+
+
+@pytest.mark.parametrize("question", [
+    "siapa dosen lektor",  # a rank many hold is not a role question for one person
+    "siapa ketua himpunan mahasiswa",  # a role no lecturer's field holds
+    "program studi apa saja yang ada",  # no role word at all
+])
+def test_no_role_answer_without_a_role_the_table_holds(tmp_path, question):
+    assert not _role_table(tmp_path).lookup(question).rows
