@@ -49,6 +49,7 @@ from generation.prompts import (
 )
 from generation.quote import column_rows, list_lines, quote_span
 from generation.refine import expand_query, rewrite_followup, validate_refinement
+from generation.subjects import MAX_CHOICES, Entity, Inventory, ask_back_text, is_ask_back, pick, refer
 from generation.support import (
     EvidenceSentence,
     anchor_coverage,
@@ -65,6 +66,7 @@ from generation.support import (
 )
 from generation.telemetry import TelemetryWriter
 from generation.text import (
+    ALL_OF_THEM,
     is_negated,
     name_words,
     normalize,
@@ -156,6 +158,10 @@ class PipelineConfig:
     # a list question shows the page's list around the span: each table row's name with the span's column, or the
     # lines from the span's sentence on (off: the span's sentence or row alone; an evaluation ablation)
     list_columns: bool = True
+    # a follow-up that names no subject takes one from the entities the last reply named, asks back when two or three
+    # have what it asks, and asks the study program when none has it (generation/subjects.py; off: the word-level
+    # follow-up rewrite alone, an evaluation ablation)
+    follow_subjects: bool = True
     # "calibrated": the logistic model over the pipeline's signals decides (generation/calibration.py);
     # "thresholds": the hand thresholds above (anchor_coverage_min, min_top_similarity, …); "off": no gate
     abstention: str = "calibrated"
@@ -335,11 +341,15 @@ class AnswerPipeline:
         started = time.perf_counter()
         trace = Trace(trace_id=uuid.uuid4().hex[:16], query=question)
         try:
+            window = list(history)[-self.config.history_window :]
+            subject = await self._subject(question, window, trace) if self.config.follow_subjects else None
             parts = split_questions(question)
-            if len(parts) > 1:
+            if subject is not None:
+                result = await self._answer_subject(subject, trace, on_position)
+            elif len(parts) > 1:
                 result = await self._answer_parts(parts, list(history), trace, on_position)
             else:
-                result = await self._answer(question, list(history)[-self.config.history_window :], trace, on_position)
+                result = await self._answer(question, window, trace, on_position)
         except asyncio.CancelledError:
             raise
         total = (time.perf_counter() - started) * 1000
@@ -354,6 +364,7 @@ class AnswerPipeline:
             latency_ms=total,
             trace=trace,
             highlights=tuple(result.get("highlights", ())),
+            choices=tuple(result.get("choices", ())),
         )
         if self.telemetry is not None:
             record = answer.as_json()
@@ -389,6 +400,77 @@ class AnswerPipeline:
             if turn.result is not None:
                 return [], [], []
         return list(turn.ev.sentences), list(turn.ev.components), list(turn.ev.scores)
+
+    # -- the subject of a follow-up (generation/subjects.py) --------------------------------------------------------
+    async def _subject(self, question: str, history: list[Any], trace: Trace) -> _Subject | None:
+        """What a follow-up that names no subject refers to, from the entities the last reply named; None when
+        the message stands alone, or the word-level rewrite in the rewrite stage should resolve it."""
+        index = await self._run(self._retriever)
+        if index is None or not callable(getattr(index, "normalize_query", None)):
+            return None
+        pairs = _exchanges(history)
+        if not pairs:
+            return None
+        inventory = await self._run(Inventory.of, index)
+
+        def formal(text: str) -> str:
+            return str(index.normalize_query(text, expand=False))
+
+        def expanded(text: str) -> str:
+            return str(index.normalize_query(text))
+
+        asked, reply = pairs[-1]
+        if is_ask_back(reply) and len(pairs) >= 2:  # the student answers our ask-back: which one they chose
+            before, before_reply = pairs[-2]
+            ref = refer(asked, before, before_reply, inventory, formal, expanded)
+            chosen = pick(question, ref.entities, before_reply, inventory, expanded, both=ALL_OF_THEM) \
+                if ref.kind == "ask" else ()
+            trace.add("subject", decision="pick", chosen=[e.name for e in chosen], offered=[e.name for e in ref.entities])
+            if not chosen:
+                return None
+            return _Subject([_about(formal(asked), e) for e in chosen])
+        if not rewrite_followup(question, history).about_subject:
+            return None
+        ref = refer(question, asked, reply, inventory, formal, expanded)
+        trace.add("subject", decision="refer", kind=ref.kind, why=ref.why, attribute=list(ref.attribute),
+                  entities=[e.name for e in ref.entities])
+        if ref.kind == "carry":
+            return _Subject([_about(formal(question), ref.entities[0])])
+        if ref.kind == "ask":
+            return _Subject([], ask=ref.entities, asked=question)
+        if ref.kind == "prodi":
+            names = ", ".join(e.name for e in ref.entities[:MAX_CHOICES])
+            note = f"Informasi itu tidak tercantum untuk {names}. Untuk program studi:"
+            contact = await self._contact_url(index)
+            page = inventory.page(contact) if contact else None
+            line = inventory.field(page, frozenset(ref.attribute)) if page is not None else None
+            if page is not None and line:  # the prodi's own record: its contact page's field
+                trace.add("final", stop_reason=StopReason.STOP_CONFIDENT, abstained=False, sources=[page.url])
+                return _Subject([], result={"answer": f"{note}\n{line} [1]", "abstained": False,
+                                            "sources": (Source(url=page.url, title=page.name),), "confidence": 1.0,
+                                            "iterations": 0, "stop_reason": StopReason.STOP_CONFIDENT})
+            return _Subject([f"{formal(question).rstrip(' ?')} program studi?"], note=note)
+        return None
+
+    async def _answer_subject(self, subject: _Subject, trace: Trace,
+                              on_position: Callable[[int], Awaitable[None]] | None) -> dict[str, Any]:
+        """The reply once the subject is known: the question about it (each one chosen), with no history (the
+        query now stands alone), or the ask-back itself (neither an answer nor a refusal)."""
+        if subject.result is not None:
+            return subject.result
+        if subject.ask:
+            trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False,
+                      choices=[e.name for e in subject.ask])
+            return {"answer": ask_back_text(subject.asked, subject.ask), "abstained": False, "sources": (),
+                    "confidence": 0.0, "iterations": 0, "stop_reason": StopReason.ASK_BACK,
+                    "choices": tuple(e.name for e in subject.ask)}
+        if len(subject.queries) > 1:
+            result = await self._answer_parts(subject.queries, [], trace, on_position)
+        else:
+            result = await self._answer(subject.queries[0], [], trace, on_position)
+        if subject.note and not result["abstained"]:
+            result = {**result, "answer": f"{subject.note}\n{result['answer']}"}
+        return result
 
     # -- the stages ------------------------------------------------------------------------------------------------
     async def _answer_parts(
@@ -1118,6 +1200,37 @@ class AnswerPipeline:
         if not new:
             return None
         return hits + new[: self.config.context_max_docs]
+
+
+@dataclass(frozen=True, slots=True)
+class _Subject:
+    """A follow-up resolved to its subject: the standalone question(s) to answer, or the entities to ask back
+    between (``ask``, with the follow-up ``asked``); ``note`` goes before the answer (the prodi instead)."""
+
+    queries: list[str]
+    ask: tuple[Entity, ...] = ()
+    asked: str = ""
+    note: str = ""
+    result: dict[str, Any] | None = None  # settled already (the prodi's field from its contact page)
+
+
+def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
+    """(user message, the reply to it) pairs of the window, oldest first."""
+    pairs: list[tuple[str, str]] = []
+    pending: str | None = None
+    for m in history:
+        role, text = getattr(m, "role", ""), str(getattr(m, "text", ""))
+        if role == "user":
+            pending = text
+        elif role == "assistant" and pending is not None:
+            pairs.append((pending, text))
+            pending = None
+    return pairs
+
+
+def _about(question: str, entity: Entity) -> str:
+    """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono, M.Kom.?"."""
+    return f"{question.strip().rstrip('?').strip()} {entity.name}?"
 
 
 def _with_bounds(found: set[str], ev: _Evidence, sentence: EvidenceSentence) -> set[str]:

@@ -37,6 +37,9 @@ class FollowUp:
     # what the previous reply named, for a follow-up that asks for something else ("ada lagi?", "yang lain?",
     # "selain itu?"): the answer should name something other than these
     exclude: tuple[str, ...] = ()
+    # it keeps the previous subject ("emailnya?", "beliau ngajar apa?", "jadwal kumpulnya kapan?"): neither narrows a
+    # list ("yang 3 SKS saja?") nor switches with "kalau …?"; generation.subjects resolves which subject that is
+    about_subject: bool = False
 
 
 # What a follow-up can ask *about* a subject rather than name a new one ("emailnya?", "di gedung mana?",
@@ -61,6 +64,7 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
     out = _resolve(question, history, _depth)
     if not out.rewritten or not _ALTERNATIVE.search(question):
         return out
+    out = replace(out, about_subject=False)  # another one, not more about the one named
     reply = _last_reply(history)
     if not reply or reply.startswith("Maaf"):
         return out
@@ -153,7 +157,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     person = _person(reply) if _asks_who(previous) and reply and not reply.startswith("Maaf") else []
     if person and _PERSONAL_PRONOUN.search(question):
         # "dia"/"beliau" stand for that person: the description the previous question gave is not carried
-        return FollowUp(f"{text} {' '.join(person)}".strip() + "?", True, previous)
+        return FollowUp(f"{text} {' '.join(person)}".strip() + "?", True, previous, about_subject=True)
     # same subject: the previous words the new question leaves implicit; a value it restates replaces the old one
     # ("kalo yang semester 6?" after "… semester 5 …" drops the 5), a new attribute replaces the old one
     restated = {w for w in own_words if w not in QUESTION_WORDS}
@@ -175,7 +179,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", question, re.IGNORECASE)
     names = [n for n in person if n.lower() not in {*topic, *own_words}] if refers and not narrowing else []
     query = f"{text} {' '.join(topic + names)}".strip()
-    return FollowUp(query + "?", True, previous)
+    return FollowUp(query + "?", True, previous, about_subject=not narrowing)
 
 
 _CONNECTORS = frozenset("kalau kalo klo kl terus trus lalu dan itu tersebut gitu begitu".split())

@@ -10,6 +10,7 @@ from retrieval.aliases import HONORIFICS
 from retrieval.normalize import FILLERS, GLOSSARY, colloquial_spellings
 
 __all__ = [
+    "ALL_OF_THEM",
     "ANSWER_TYPE_WORDS",
     "COLLOQUIAL_WORDS",
     "strip_clitics",
@@ -52,6 +53,10 @@ ANSWER_TYPE_WORDS = frozenset(
     arti maksud pengertian singkatan kepanjangan contoh tujuan fungsi manfaat kapan siapa memiliki mempunyai dimiliki dipunyai milik
     punya terdapat tersedia provinsi kota kabupaten negara daerah wilayah benua pulau lokasi""".split()
 )
+
+# "Both" and "all of them" as a reply to an ask-back ("dua-duanya", "keduanya", "semua", "semuanya"), as the stems
+# the index's analyzer gives them. Grammar (Indonesian's closed class of totalising quantifiers), not fitted.
+ALL_OF_THEM = frozenset({"dua", "kedua", "semua", "seluruh"})
 
 STOPWORDS = frozenset(
     """ada adalah agar akan aku anda antara apa apakah atas atau bagaimana bagi bahkan bahwa banyak baru begitu

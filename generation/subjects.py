@@ -1,0 +1,329 @@
+"""What a follow-up refers to: the entities the previous reply named, and asking back when it named several.
+
+"emailnya apa?" cannot be understood alone. Its subject is what the conversation was about: the lecturer the last
+reply named, one of the two it named (then the student is asked which), or, when the thing the reply named has no
+e-mail at all (a scholarship), the study program itself (issue 29).
+
+The site says what its entities are, so nothing here is a word list:
+
+- a page is about what its title names: a lecturer's profile, a community, a laboratory. A person is also named
+  without academic titles, and an organisation by its acronym in the title's parentheses;
+- a row of a table, which the chunker renders ``Label: value; Label: value; …``, is about its first value;
+- an entity's *record* is what the site says about it (its page, or its row), and a follow-up's attribute exists for
+  it when the attribute's stems occur in the record. An attribute the site uses as a field label somewhere ("Email:")
+  but not in any candidate's record is asked of the study program.
+
+Everything is decided on the stems of the index's own analyzer, so "pendaftarannya" meets "Pendaftaran:" and
+"ruangannya" meets "Ruang:".
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from generation.compose import ABSTAIN_MESSAGE
+from generation.text import strip_clitics
+from retrieval.analyzer import Analyzer
+
+__all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_text", "is_ask_back",
+           "pick", "refer"]
+
+# WhatsApp shows at most three reply buttons; more candidates than this is a list to answer, not a choice to ask
+MAX_CHOICES = 3
+# the first words of every ask-back the pipeline writes: the next turn knows its previous reply asked back
+ASK_BACK_LEAD = "Maksud Anda yang mana"
+
+_ROW = re.compile(r"^\s*([^:;\n]{1,40}):\s*([^;\n]+?)\s*;\s*[^:;\n]{1,40}:")  # "Beasiswa: KIP Kuliah; Penyelenggara: …"
+_LABEL = re.compile(r"(?:^|[;\n])\s*([^:;\n]{1,40}?)\s*:", re.MULTILINE)
+_PARENS = re.compile(r"\s*\(([^()]{2,60})\)\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Something the site has a page or a row about. ``name`` is the site's own spelling, ``forms`` the spellings a
+    reply may use, ``record`` what the site says about it."""
+
+    name: str
+    forms: tuple[str, ...]
+    record: str
+    url: str = ""
+    row: bool = False  # a table row (its record is the row), not a page
+    # what sort of thing it is, as far as the site tells: "row:<the table's page>", "lecturer" (a profile the facts
+    # table read) or "page"; two candidates of one sort are alternatives to ask between
+    sort: str = "page"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """What a follow-up refers to. ``kind``: ``none`` (nothing to resolve: the question stands as it is or the
+    older resolver handles it), ``carry`` (one entity is the subject), ``ask`` (two or three are: ask back),
+    ``prodi`` (the attribute exists for none of them but for the study program)."""
+
+    kind: str
+    entities: tuple[Entity, ...] = ()
+    attribute: tuple[str, ...] = ()  # the attribute's stems
+    why: str = ""
+
+
+@dataclass
+class Inventory:
+    """The entities of one index version and the field labels its pages use (as stems)."""
+
+    entities: list[Entity]
+    labels: frozenset[str]
+    analyzer: Analyzer
+    _stems: dict[str, frozenset[str]] = field(default_factory=dict)
+    _forms: list[tuple[str, Entity]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        pairs = [(form, e) for e in self.entities for form in e.forms]
+        # longest spelling first: "Beasiswa Bank Indonesia" is named before "Bank Indonesia" could be
+        self._forms = sorted(pairs, key=lambda p: -len(p[0]))
+
+    @classmethod
+    def of(cls, index: Any) -> Inventory:
+        """The inventory of ``index`` (built once per index object)."""
+        with _LOCK:
+            found = _CACHE.get(index)
+            if found is None:
+                facts = getattr(index, "facts", None)
+                people = {str(p.url) for p in getattr(facts, "lecturers", ()) or ()}
+                found = cls.build(index.chunks, getattr(index, "aliases", None), people)
+                _CACHE[index] = found
+            return found
+
+    @classmethod
+    def build(cls, chunks: Sequence[Any], aliases: Any = None, people: set[str] | frozenset[str] = frozenset()
+              ) -> Inventory:
+        analyzer = Analyzer(stemming=True)
+        pages: dict[str, tuple[str, list[str]]] = {}  # url → (title, texts)
+        rows: dict[str, Entity] = {}
+        labels: set[str] = set()
+        for c in chunks:
+            title, texts = pages.setdefault(c.url, (str(c.title or "").strip(), []))
+            texts.append(c.text)
+            for line in c.text.splitlines():
+                m = _ROW.match(line)
+                if m and m.group(2).strip() and m.group(2).strip() not in rows:
+                    name = m.group(2).strip()
+                    rows[name] = Entity(name, (name,), line.strip(), c.url, row=True, sort=f"row:{c.url}")
+                for label in _LABEL.findall(line):
+                    labels.update(analyzer(label))
+        bare_of = {str(t).lower(): str(b) for b, t in (getattr(aliases, "titled", None) or {}).items()}
+        entities: list[Entity] = []
+        seen: set[str] = set()
+        for url, (title, texts) in pages.items():
+            if not title or title in seen:
+                continue
+            seen.add(title)
+            row = rows.pop(title, None)  # a laboratory is a row of the list and has a page: one entity, both texts
+            forms = {title}
+            inner = _PARENS.findall(title)
+            outer = _PARENS.sub(" ", title).strip()
+            forms.update(f for f in (outer, *inner) if f)
+            bare = bare_of.get(title.lower())
+            if bare:
+                forms.add(bare)
+            record = "\n".join(texts + ([row.record] if row is not None else []))
+            sort = row.sort if row is not None else ("lecturer" if url in people else "page")
+            entities.append(Entity(title, tuple(sorted(forms, key=len, reverse=True)), record, url, sort=sort))
+        entities.extend(rows.values())
+        return cls(entities, frozenset(labels), analyzer)
+
+    def stems(self, text: str) -> frozenset[str]:
+        found = self._stems.get(text)
+        if found is None:
+            found = frozenset(self.analyzer(strip_clitics(text)))
+            if len(self._stems) < 4096:
+                self._stems[text] = found
+        return found
+
+    def named_in(self, text: str) -> list[Entity]:
+        """The entities ``text`` names, in order of first mention. The longest spelling wins where two overlap, and
+        a spelling used as a field label ("Beasiswa: …") names nothing."""
+        taken: list[tuple[int, int]] = []
+        found: list[tuple[int, Entity]] = []
+        lowered = text.lower()
+        for form, entity in self._forms:
+            pattern = re.compile(r"(?<![\w])" + re.escape(form.lower()) + r"(?![\w])")
+            for m in pattern.finditer(lowered):
+                start, end = m.span()
+                if any(start < b and a < end for a, b in taken):
+                    continue
+                if lowered[end:end + 1] == ":":
+                    continue
+                taken.append((start, end))
+                if all(e is not entity for _, e in found):
+                    found.append((start, entity))
+        named = [e for _, e in sorted(found, key=lambda p: p[0])]
+        # a page that lists rows ("Laboratories", "Beasiswa") is their container: with one of its rows named, the
+        # row is what the text is about, and the page's title is only where it was found
+        tables = {e.sort[4:] for e in named if e.sort.startswith("row:")}
+        return [e for e in named if e.sort.startswith("row:") or e.url not in tables]
+
+    def page(self, url: str) -> Entity | None:
+        return next((e for e in self.entities if e.url == url and e.record.count("\n") >= 1), None) \
+            or next((e for e in self.entities if e.url == url), None)
+
+    def field(self, entity: Entity, attribute: frozenset[str]) -> str | None:
+        """The line of ``entity``'s record whose label is the attribute ("Email: informatika@…" for {email})."""
+        for line in entity.record.splitlines():
+            label, colon, value = line.partition(":")
+            if colon and value.strip() and attribute <= self.stems(label):
+                return line.strip()
+        return None
+
+    def has(self, entity: Entity, attribute: frozenset[str]) -> bool:
+        return bool(attribute) and attribute <= self.stems(entity.record)
+
+    def is_label(self, attribute: frozenset[str]) -> bool:
+        return bool(attribute) and attribute <= self.labels
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, Inventory] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def attribute_of(question: str, inventory: Inventory, normalize: Callable[[str], str] | None = None) -> frozenset[str]:
+    """The stems a follow-up asks about ("jdwal kumpulnya kapan?" → {jadwal, kumpul}): its words in the site's
+    spelling, without question words, particles or clitics."""
+    text = normalize(question) if normalize is not None else question
+    return inventory.stems(text)
+
+
+def is_refusal(reply: str) -> bool:
+    return reply.strip().startswith(ABSTAIN_MESSAGE[:40])
+
+
+def refer(question: str, previous_question: str, reply: str, inventory: Inventory,
+          normalize: Callable[[str], str] | None = None, expand: Callable[[str], str] | None = None) -> Reference:
+    """What ``question``, a follow-up that names no subject of its own, refers to after ``previous_question`` got
+    ``reply``. The candidates are the entities the reply named that the previous question did not (the reply's
+    new information: "pembina ETH0 siapa?" → the lecturer, not ETH0), or all it named when it named only those;
+    of these, the ones that match the previous question best (``focus``: a reply that listed five scholarships for
+    "which ones need an IPK of 3?" was about the two that do). ``expand`` spells the previous question out in the
+    site's words ("sekprodi" → "sekretaris program studi") for that match."""
+    attribute = attribute_of(question, inventory, normalize)
+    if not attribute:
+        return Reference("none", why="no_attribute")
+    if not reply.strip() or is_refusal(reply) or is_ask_back(reply):
+        return Reference("none", attribute=tuple(sorted(attribute)), why="no_answer_before")
+    if inventory.named_in(question):
+        return Reference("none", attribute=tuple(sorted(attribute)), why="names_its_own_subject")
+    named = inventory.named_in(reply)
+    asked = {id(e) for e in inventory.named_in(previous_question)}
+    fresh = [e for e in named if id(e) not in asked] or named
+    attr = tuple(sorted(attribute))
+    if not fresh:
+        return Reference("none", attribute=attr, why="reply_named_nothing")
+    fresh = focus(fresh, (expand or normalize or str)(previous_question), reply, inventory)
+    having = [e for e in fresh if inventory.has(e, attribute)]
+    if len(having) == 1:
+        return Reference("carry", (having[0],), attr, "one_has_it")
+    if 2 <= len(having) <= MAX_CHOICES:
+        return Reference("ask", tuple(having), attr, "several_have_it")
+    if len(having) > MAX_CHOICES:
+        return Reference("none", tuple(having), attr, "a_list_has_it")
+    if inventory.is_label(attribute):
+        return Reference("prodi", tuple(fresh), attr, "none_has_it")
+    # an attribute in the student's words, not the site's ("jadwal kumpul" for "Jadwal kegiatan", "syarat" for
+    # "Sasaran"): two or three that have part of it, or two or three of one sort (rows of one table), are asked
+    # between; one is no evidence enough to carry, and a lab beside its head are no alternatives (the rewrite decides)
+    partly = [e for e in fresh if attribute & inventory.stems(e.record)]
+    if 2 <= len(partly) <= MAX_CHOICES:
+        return Reference("ask", tuple(partly), attr, "several_have_part")
+    if 2 <= len(fresh) <= MAX_CHOICES and len({e.sort for e in fresh}) == 1:
+        return Reference("ask", tuple(fresh), attr, "several_alike")
+    return Reference("none", tuple(partly or fresh), attr, "unknown_attribute")
+
+
+_DEGREE_END = re.compile(r"(?:\b[A-Z][A-Za-z]{0,3}\.)+$")  # "M.Kom.", "M.T.", "Dr.": an abbreviation, not a sentence end
+
+
+def _lines(text: str) -> list[str]:
+    """A reply cut where one entity's statement ends: rows, list items, "dan" between two people, and sentences
+    (a name's degree, "Supriyono, M.Kom. — Jabatan: …", does not end one)."""
+    out: list[str] = []
+    for piece in re.split(r"\n|;\s*|\s+-\s+|\s+(?:dan|serta)\s+", text):
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z\[])", piece)
+        merged: list[str] = []
+        for sentence in sentences:
+            if merged and _DEGREE_END.search(merged[-1]):
+                merged[-1] = f"{merged[-1]} {sentence}"
+            else:
+                merged.append(sentence)
+        out.extend(m for m in merged if m.strip())
+    return out
+
+
+def _near(entity: Entity, lines: Sequence[str], inventory: Inventory) -> frozenset[str]:
+    """The stems of the reply's lines that name ``entity``, and of its names."""
+    mine = [ln for ln in lines if any(f.lower() in ln.lower() for f in entity.forms)]
+    return inventory.stems(" ".join(mine)) | inventory.stems(" ".join(entity.forms))
+
+
+def _without_shared_labels(reply: str, entities: Sequence[Entity]) -> str:
+    """The reply without a label that heads several of ``entities`` ("Dosen bidang Data Science (2): A; B"): it
+    describes them all, so it tells none of them apart."""
+    out = []
+    for line in reply.splitlines():
+        head, colon, rest = line.partition(":")
+        named = sum(any(f.lower() in rest.lower() for f in e.forms) for e in entities)
+        out.append(rest if colon and named >= 2 and not any(f.lower() in head.lower() for e in entities
+                                                            for f in e.forms) else line)
+    return "\n".join(out)
+
+
+def focus(entities: Sequence[Entity], question: str, reply: str, inventory: Inventory) -> list[Entity]:
+    """The entities that match ``question`` best, on their lines in ``reply`` and a row's own cells (a page is too
+    long to tell two apart); all of them when none matches better than another."""
+    stems = inventory.stems(question)
+    if len(entities) < 2 or not stems:
+        return list(entities)
+    lines = _lines(_without_shared_labels(reply, entities))
+    scores = [len(stems & (_near(e, lines, inventory) | (inventory.stems(e.record) if e.row else frozenset())))
+              for e in entities]
+    best = max(scores)
+    return [e for e, s in zip(entities, scores, strict=True) if s == best] if best > 0 else list(entities)
+
+
+def ask_back_text(question: str, entities: Sequence[Entity]) -> str:
+    """"Maksud Anda yang mana: Supriyono, M.Kom. atau Shoffin Nahwa Utama, M.T.?" (the channels add the buttons)."""
+    names = [e.name for e in entities]
+    listed = ", ".join(names[:-1]) + f" atau {names[-1]}" if len(names) > 1 else names[0]
+    return f"{ASK_BACK_LEAD}: {listed}?"
+
+
+def is_ask_back(reply: str) -> bool:
+    return reply.strip().startswith(ASK_BACK_LEAD)
+
+
+def pick(message: str, candidates: Sequence[Entity], context: str, inventory: Inventory,
+         normalize: Callable[[str], str] | None = None, *, both: frozenset[str] = frozenset()) -> tuple[Entity, ...]:
+    """The candidates a reply to an ask-back chooses: the one it names (a button sends the name itself; "bu aisyah"
+    names part of it), the one whose record and whose line in ``context`` (the reply that named them) share the most
+    of its words ("yg kaprodi aja" → the line "Ketua Program Studi Supriyono"), or all of them when it says so
+    (``both``: "dua duanya", "semua"). () when it chooses none of them or cannot tell two apart."""
+    named = inventory.named_in(message)
+    if named:  # a button's text, or the student typed a name: one of the candidates or none of them
+        return tuple(e for e in named if any(e is c for c in candidates))
+    text = normalize(message) if normalize is not None else message
+    stems = inventory.stems(text)
+    if not stems:
+        return ()
+    if stems <= both:
+        return tuple(candidates)
+    lines = _lines(context)
+    scores: list[float] = []
+    for c in candidates:
+        # the record only breaks a tie: a word it shares alone ("lab") is no choice
+        scores.append(len(stems & _near(c, lines, inventory)) + 0.01 * len(stems & inventory.stems(c.record)))
+    best = max(scores)
+    if best < 1 or scores.count(best) > 1:
+        return ()
+    return (candidates[scores.index(best)],)

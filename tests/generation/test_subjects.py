@@ -1,0 +1,226 @@
+"""What a follow-up refers to (generation/subjects.py), on the REAL sample site: crawled over loopback HTTP, indexed
+with the real embedder, answered by the real pipeline with the bundled llama.cpp model.
+
+- the entities of a site come from the site (page titles, the first cell of a table row, names without titles);
+- "emailnya apa?" after a reply that named two lecturers asks back between them (choices, not a refusal), after one
+  it asks about that one, and after a scholarship (no e-mail) it gives the study program's own from its contact
+  page and says so;
+- a reply to the ask-back ("yg kaprodi aja", "bu aisyah", a button's text, "dua duanya") answers for that choice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from generation.pipeline import AnswerPipeline, StopReason
+from generation.subjects import ASK_BACK_LEAD, Inventory, is_ask_back, pick, refer
+from generation.text import ALL_OF_THEM
+from storage.models import Message
+
+KAPRODI_REPLY = ("Program studi dipimpin oleh Ketua Program Studi Supriyono, M.Kom. dan Sekretaris Program Studi "
+                 "Shoffin Nahwa Utama, M.T.. Struktur lengkap ada di halaman Struktur Organisasi. [1]")
+KIP_REPLY = ("Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: mahasiswa dari keluarga kurang mampu "
+             "dengan prestasi akademik baik; Pendaftaran: diajukan saat pendaftaran mahasiswa baru [1]")
+DATA_SCIENCE_REPLY = "Dosen bidang Data Science (2): Ahmad Fauzan Habibi, M.Cs.; Nur Aisyah Ramadhani, M.Sc."
+ALL_SCHOLARSHIPS = ("- KIP Kuliah - Beasiswa Bank Indonesia - Beasiswa Prestasi Rektor - Beasiswa Djarum Plus - "
+                    "Beasiswa Tahfidz Al-Qur'an Mahasiswa hanya boleh menerima satu beasiswa dalam periode yang sama. [1]")
+
+
+@pytest.fixture(scope="module")
+def site_settings(sample_site_index):
+    return sample_site_index[0]
+
+
+@pytest.fixture(scope="module")
+def manager(sample_site_index):
+    return sample_site_index[1]
+
+
+@pytest.fixture(scope="module")
+def index(manager):
+    return manager.current()
+
+
+@pytest.fixture(scope="module")
+def inventory(index):
+    return Inventory.of(index)
+
+
+@pytest.fixture(scope="module")
+def pipeline(site_settings, manager):
+    from bot import wiring
+
+    pool = wiring.build_llm_pool(site_settings)
+    yield wiring.build_pipeline(site_settings, index_manager=manager, pool=pool)
+    pool.close()
+
+
+def _formal(index):
+    return lambda text: index.normalize_query(text, expand=False)
+
+
+def _names(entities) -> list[str]:
+    return [e.name for e in entities]
+
+
+# --- the inventory ------------------------------------------------------------------------------------------------
+def test_a_reply_names_the_site_s_own_entities_in_order(inventory):
+    assert _names(inventory.named_in(KAPRODI_REPLY))[:2] == ["Supriyono, M.Kom.", "Shoffin Nahwa Utama, M.T."]
+    # a table row is about its first cell; the column's label ("Beasiswa:") names nothing
+    assert _names(inventory.named_in(KIP_REPLY)) == ["KIP Kuliah"]
+    # a person without titles, an organisation by the acronym in its page title
+    assert _names(inventory.named_in("bu Nur Aisyah Ramadhani dan GDSC")) == [
+        "Nur Aisyah Ramadhani, M.Sc.", "Google Developer Student Club (GDSC)"]
+
+
+def test_an_entity_has_an_attribute_when_its_record_does(inventory):
+    shoffin = inventory.named_in("Shoffin Nahwa Utama, M.T.")[0]
+    kip = inventory.named_in(KIP_REPLY)[0]
+    email = inventory.stems("email")
+    assert inventory.has(shoffin, email) and not inventory.has(kip, email)
+    assert inventory.has(kip, inventory.stems("pendaftarannya"))  # "Pendaftaran:" is a column of its row
+    assert inventory.is_label(email)  # "Email:" is a field on the site
+
+
+def test_a_page_that_lists_rows_yields_to_the_row_named(inventory):
+    reply = ("Laboratories — Laboratorium: Laboratorium Intelligent System; Lokasi: Gedung Sains dan Teknologi "
+             "Lt. 3 [1]")
+    assert _names(inventory.named_in(reply)) == ["Laboratorium Intelligent System"]
+
+
+# --- refer ------------------------------------------------------------------------------------------------------
+def test_two_people_who_both_have_an_email_are_asked_back(index, inventory):
+    ref = refer("emailnya apa?", "kaprodi sama sekprodi TI siapa?", KAPRODI_REPLY, inventory, _formal(index))
+    assert ref.kind == "ask"
+    assert _names(ref.entities) == ["Supriyono, M.Kom.", "Shoffin Nahwa Utama, M.T."]
+
+
+def test_the_person_the_previous_question_asked_for_is_the_subject(index, inventory):
+    reply = ("Sekretaris Program Studi: Shoffin Nahwa Utama, M.T. [1] Program studi dipimpin oleh Ketua Program "
+             "Studi Supriyono, M.Kom. dan Sekretaris Program Studi Shoffin Nahwa Utama, M.T.. [1]")
+    ref = refer("emailnya apa ya", "sekertaris prodi informatika siapa sih", reply, inventory, _formal(index),
+                index.normalize_query)
+    assert ref.kind == "carry" and _names(ref.entities) == ["Shoffin Nahwa Utama, M.T."]
+
+
+def test_a_list_header_does_not_pick_one_of_the_people_it_heads(index, inventory):
+    ref = refer("ruangannya dmn?", "dosen yg bidang keahliannya data science siapa aja ya", DATA_SCIENCE_REPLY,
+                inventory, _formal(index), index.normalize_query)
+    assert ref.kind == "ask" and len(ref.entities) == 2
+
+
+def test_rows_that_match_the_previous_question_are_the_candidates(index, inventory):
+    ref = refer("pendaftarannya kapan?", "beasiswa yg syaratnya ipk minimal 3 apa aja?", ALL_SCHOLARSHIPS,
+                inventory, _formal(index), index.normalize_query)
+    assert ref.kind == "ask"
+    assert _names(ref.entities) == ["Beasiswa Bank Indonesia", "Beasiswa Djarum Plus"]
+
+
+def test_an_attribute_no_candidate_has_but_the_site_lists_goes_to_the_prodi(index, inventory):
+    ref = refer("emailnya apa?", "ada lagi beasiswa yg lain?", KIP_REPLY, inventory, _formal(index))
+    assert ref.kind == "prodi" and _names(ref.entities) == ["KIP Kuliah"]
+
+
+def test_rows_of_one_table_are_asked_between_for_an_attribute_in_the_student_s_words(index, inventory):
+    reply = "- Beasiswa Prestasi Rektor - Beasiswa Tahfidz Al-Qur'an [1]"
+    ref = refer("syaratnya apa?", "beasiswa yg dari uin sendiri ada apa aja?", reply, inventory, _formal(index),
+                index.normalize_query)  # the table says "Sasaran", the student says "syarat"
+    assert ref.kind == "ask" and len(ref.entities) == 2
+
+
+def test_a_lab_and_its_head_are_no_alternatives_for_an_unknown_attribute(index, inventory):
+    reply = ("Laboratorium Jaringan Komputer dan Keamanan Siber digunakan untuk praktikum jaringan komputer. "
+             "Kepala laboratorium: Dr. Bagus Setiawan Nugroho, M.T. [1]")
+    ref = refer("laborannya siapa?", "alatnya apa aja di situ", reply, inventory, _formal(index),
+                index.normalize_query)
+    assert ref.kind == "none"
+
+
+def test_nothing_is_referred_after_a_refusal_or_when_the_question_names_its_subject(index, inventory, pipeline):
+    refusal = asyncio.run(pipeline.answer("berapa harga tiket pesawat ke bali?")).answer
+    assert refusal.startswith("Maaf")
+    assert refer("emailnya apa?", "x", refusal, inventory, _formal(index)).kind == "none"
+    assert refer("email Supriyono apa?", "x", KAPRODI_REPLY, inventory, _formal(index)).kind == "none"
+
+
+# --- pick ---------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("message", "chosen"), [
+    ("yg kaprodi aja", ["Supriyono, M.Kom."]),
+    ("Shoffin Nahwa Utama, M.T.", ["Shoffin Nahwa Utama, M.T."]),  # a button sends the choice's text
+    ("pak shoffin", ["Shoffin Nahwa Utama, M.T."]),
+    ("dua duanya deh", ["Supriyono, M.Kom.", "Shoffin Nahwa Utama, M.T."]),
+    ("keduanya", ["Supriyono, M.Kom.", "Shoffin Nahwa Utama, M.T."]),
+    ("Nur Aisyah Ramadhani", []),  # someone else: no choice of these
+    ("jadwal uts kapan?", []),  # a new question
+])
+def test_a_reply_to_the_ask_back_picks_its_choice(index, inventory, message, chosen):
+    ref = refer("emailnya apa?", "kaprodi sama sekprodi TI siapa?", KAPRODI_REPLY, inventory, _formal(index))
+    got = pick(message, ref.entities, KAPRODI_REPLY, inventory, index.normalize_query, both=ALL_OF_THEM)
+    assert _names(got) == chosen
+
+
+# --- the pipeline ---------------------------------------------------------------------------------------------
+def _history(*turns: str) -> list[Message]:
+    return [Message(role="user" if k % 2 == 0 else "assistant", text=t) for k, t in enumerate(turns)]
+
+
+def test_the_pipeline_asks_back_with_choices_and_answers_the_pick(pipeline):
+    history = _history("kaprodi sama sekprodi TI siapa aja kak", KAPRODI_REPLY)
+    asked = asyncio.run(pipeline.answer("emailnya apa?", history))
+    assert asked.stop_reason == StopReason.ASK_BACK and not asked.abstained
+    assert asked.choices == ("Supriyono, M.Kom.", "Shoffin Nahwa Utama, M.T.")
+    assert asked.answer.startswith(ASK_BACK_LEAD) and is_ask_back(asked.answer) and not asked.sources
+    history += _history("emailnya apa?", asked.answer)
+    chosen = asyncio.run(pipeline.answer("yg kaprodi aja", history))
+    assert not chosen.abstained and "supriyono@ti.uin-malang.ac.id" in chosen.answer
+    assert "shoffin@" not in chosen.answer
+    both = asyncio.run(pipeline.answer("dua duanya deh", history))
+    assert "supriyono@ti.uin-malang.ac.id" in both.answer and "shoffin@ti.uin-malang.ac.id" in both.answer
+
+
+def test_email_after_the_scholarships_is_the_prodi_s_with_its_contact_page(pipeline):
+    """The console transcript of issue 29: "emailnya apa?" after the scholarship question."""
+    first = asyncio.run(pipeline.answer("kalo mau daftar beasiswa syaratnya apa aja?"))
+    assert not first.abstained
+    history = _history("kalo mau daftar beasiswa syaratnya apa aja?", first.answer)
+    reply = asyncio.run(pipeline.answer("emailnya apa?", history))
+    if reply.stop_reason == StopReason.ASK_BACK:  # or it asks back, naming it
+        assert any("program studi" in c.lower() or "kontak" in c.lower() for c in reply.choices)
+        return
+    assert not reply.abstained
+    assert "informatika@uin-malang.ac.id" in reply.answer
+    assert any(s.url.rstrip("/").endswith("/contact") for s in reply.sources)
+    assert "program studi" in reply.answer.lower()  # it says whose address it is
+
+
+def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
+    history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
+    reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
+    assert not reply.abstained and "lailatul.m@ti.uin-malang.ac.id" in reply.answer
+
+
+def test_who_holds_a_role_is_answered_from_their_own_page(pipeline):
+    reply = asyncio.run(pipeline.answer("Siapa ketua program studi?"))
+    assert reply.answer == "Ketua Program Studi: Supriyono, M.Kom. [1]"
+    assert [s.url.rstrip("/").rsplit("/", 1)[-1] for s in reply.sources] == ["supriyono-m-kom"]
+    sekprodi = asyncio.run(pipeline.answer("sekprodi siapa ya kak"))
+    assert sekprodi.answer.startswith("Sekretaris Program Studi: Shoffin Nahwa Utama, M.T.")
+
+
+def test_off_the_subject_layer_leaves_the_word_level_rewrite(site_settings, manager):
+    import dataclasses
+
+    from bot import wiring
+
+    pool = wiring.build_llm_pool(site_settings)
+    try:
+        base = wiring.build_pipeline(site_settings, index_manager=manager, pool=pool)
+        off = AnswerPipeline(manager.current, pool, dataclasses.replace(base.config, follow_subjects=False),
+                             base.embedder, calibrator=base.calibrator)
+        history = _history("kaprodi sama sekprodi TI siapa aja kak", KAPRODI_REPLY)
+        reply = asyncio.run(off.answer("emailnya apa?", history))
+        assert reply.stop_reason != StopReason.ASK_BACK and not reply.choices
+    finally:
+        pool.close()
