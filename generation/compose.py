@@ -79,13 +79,17 @@ def whole_date(span: str, sentence: str) -> str:
 
 
 _LABEL_LINE = re.compile(r"^[^:]{2,40}:\s+\S")
+_DASH_LED = re.compile(r"^\s*[-–—]+\s*")
 
 
 def display(s: EvidenceSentence) -> str:
     """The sentence as shown: a bare "Label: value" line gets its page title in front, so "Jabatan: Sekretaris
     Program Studi" on a lecturer's page says whose post it is."""
     text = s.text.rstrip()
-    if _LABEL_LINE.match(text) and s.title and normalize(s.title) not in normalize(text):
+    dashed = _DASH_LED.match(text)
+    if dashed:  # a signature or list fragment ("– Supriyono, M.Kom., Ketua Program Studi") never leads with its dash
+        text = text[dashed.end():]
+    if (dashed or _LABEL_LINE.match(text)) and s.title and normalize(s.title) not in normalize(text):
         return f"{s.title} — {text}"
     return text
 

@@ -151,3 +151,14 @@ def test_the_test_corpus_names_every_page_once() -> None:
 
     ids = [d.doc_id for d in documents()]
     assert len(ids) == len(set(ids))
+
+
+def test_a_dash_led_fragment_never_stands_alone():
+    """A signature line ("– Supriyono, M.Kom., Ketua Program Studi") reads as a fragment: shown without its dash,
+    after the title of the page it stands on, like a bare "Label: value" line."""
+    fragment = EvidenceSentence("– Supriyono, M.Kom., Ketua Program Studi", 0, "c1", "http://x/", "Beranda", 3)
+    text, _ = compose_answer(None, [fragment])
+    assert text == "Beranda — Supriyono, M.Kom., Ketua Program Studi [1]"
+    assert not text.lstrip().startswith(("–", "—", "-"))
+    untitled = EvidenceSentence("— catatan kaki", 0, "c2", "http://x/", "", 4)
+    assert compose_answer(None, [untitled])[0] == "catatan kaki [1]"
