@@ -60,7 +60,7 @@ bench: setup
 eval: setup
 	$(PY) -m bench.evaluation
 	$(PY) -m bench.dialogues --answerer reader
-	$(PY) -m bench.dialogues --answerer rules
+	$(PY) -m bench.dialogues --answerer rules --ablate-subjects
 
 # The learned reader: train on the IDK-MRC tune split (checkpoints in .cache/reader-train; a stopped run resumes),
 # the small in-domain step on the sample site's dev and informal sets, the pipeline's threshold on the tune split's

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import tempfile
@@ -166,8 +167,45 @@ def markdown(m: dict[str, Any], results: Sequence[TurnResult], *, answerer: str,
     return "\n".join(lines)
 
 
+def _verdict(r: TurnResult) -> str:
+    return ("right" if r.right else r.why).replace("|", "\\|")
+
+
+def ablation_markdown(on: Sequence[TurnResult], off: Sequence[TurnResult], *, answerer: str) -> str:
+    """The same dialogues with the follow-up subject layer (generation/subjects.py) on and off: per expected kind,
+    and the turns whose verdict differs. Every sentence follows from the counts."""
+    m_on, m_off = metrics(on), metrics(off)
+    changed = [(a, b) for a, b in zip(on, off, strict=True) if a.right != b.right]
+    gained = [a for a, b in changed if a.right]
+    lost = [a for a, b in changed if not a.right]
+    lines = [
+        f"## Dialogues: the follow-up subject layer on and off ({answerer})",
+        "",
+        f"The dialogues above played twice through ChatService (answerer `{answerer}`): with `PipelineConfig."
+        f"follow_subjects` on (the default: a follow-up takes its subject from the entities the last reply named, "
+        f"asks back between two or three, or asks the study program) and off (the word-level rewrite alone).",
+        "",
+        "| expected | turns | right, on | right, off |",
+        "|---|---|---|---|",
+        *[f"| {e} | {m_on['per_expect'][e]['turns']} | {m_on['per_expect'][e]['right']} | "
+          f"{m_off['per_expect'][e]['right']} |" for e in EXPECTS],
+        f"| **all** | {m_on['turns']} | {_share(m_on['right'], m_on['turns'])} | "
+        f"{_share(m_off['right'], m_off['turns'])} |",
+        "",
+        f"Turns right only with the layer: {len(gained)}; turns right only without it: {len(lost)}.",
+        "",
+    ]
+    if changed:
+        lines += ["| dialogue | turn | message | expected | on | off |", "|---|---|---|---|---|---|"]
+        for a, b in changed:
+            lines.append(f"| {a.dialogue} | {a.turn} | {a.user.replace('|', '/')} | {a.expect} | {_verdict(a)} | "
+                         f"{_verdict(b)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def run(answerer: str | None = None, limit: int | None = None, out: Path | None = None,
-        raw: Path | None = None) -> dict[str, Any]:
+        raw: Path | None = None, ablate_subjects: bool = False) -> dict[str, Any]:
     from bench.evaluation import build_fresh_index
     from bot import wiring
     from bot.sample_site import SampleSite
@@ -180,18 +218,27 @@ def run(answerer: str | None = None, limit: int | None = None, out: Path | None 
                             crawl_allow_private_networks=True, crawl_delay_seconds=0.0, **extra)
         manager, _, _ = build_fresh_index(settings)
 
-        async def go() -> tuple[list[TurnResult], float]:
+        async def go() -> tuple[list[TurnResult], float, list[TurnResult]]:
             pool = wiring.build_llm_pool(settings)
             pipeline = wiring.build_pipeline(settings, index_manager=manager, pool=pool)
-            stores = wiring.build_channel_stores(settings, in_memory=True)
-            service = wiring.build_chat_service(settings, pipeline, stores, rate_limit_per_minute=1_000_000)
+
+            def service() -> Any:  # fresh conversation stores: every play starts with empty histories
+                stores = wiring.build_channel_stores(settings, in_memory=True)
+                return wiring.build_chat_service(settings, pipeline, stores, rate_limit_per_minute=1_000_000)
+
             started = time.perf_counter()
             try:
-                return await play(service, dialogues), time.perf_counter() - started
+                played = await play(service(), dialogues)
+                seconds = time.perf_counter() - started
+                off: list[TurnResult] = []
+                if ablate_subjects:
+                    pipeline.config = dataclasses.replace(pipeline.config, follow_subjects=False)
+                    off = await play(service(), dialogues)
+                return played, seconds, off
             finally:
                 await asyncio.get_running_loop().run_in_executor(None, pool.close)
 
-        results, seconds = asyncio.run(go())
+        results, seconds, without = asyncio.run(go())
     m = metrics(results)
     name = settings.answers.answerer
     text = markdown(m, results, answerer=name, seconds=seconds)
@@ -199,6 +246,8 @@ def run(answerer: str | None = None, limit: int | None = None, out: Path | None 
         from bot.cmd_answer import upsert_section
 
         upsert_section(out, f"dialogues-{name}", text)
+        if without:
+            upsert_section(out, f"dialogues-{name}-subjects", ablation_markdown(results, without, answerer=name))
     if raw is not None:
         raw.write_text("".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in results), encoding="utf-8")
     print(text)
@@ -211,8 +260,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N dialogues (a smoke run; nothing is written)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "evaluation.md"))
     parser.add_argument("--raw", help="also write every turn's result here (JSON lines)")
+    parser.add_argument("--ablate-subjects", action="store_true",
+                        help="play the dialogues again with the follow-up subject layer off and report both")
     args = parser.parse_args(argv)
-    run(args.answerer, args.limit, None if args.limit else Path(args.out), Path(args.raw) if args.raw else None)
+    run(args.answerer, args.limit, None if args.limit else Path(args.out), Path(args.raw) if args.raw else None,
+        ablate_subjects=args.ablate_subjects)
     return 0
 
 

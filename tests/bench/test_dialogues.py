@@ -65,3 +65,19 @@ def test_two_dialogues_play_through_chat_service_on_the_sample_site() -> None:
     expected_turns = sum(len(d["turns"]) for d in load_dialogues()[:2])
     assert m["turns"] == expected_turns and m["dialogues"] == 2
     assert sum(v["turns"] for v in m["per_expect"].values()) == expected_turns
+
+
+def test_the_subject_ablation_reports_what_the_counts_say() -> None:
+    from bench.dialogues import TurnResult, ablation_markdown
+
+    on = [TurnResult("D1", 1, "kaprodi?", "answer", "answer", False, "Supriyono", True),
+          TurnResult("D1", 2, "emailnya?", "askback", "askback", False, "Yang mana?", True),
+          TurnResult("D2", 1, "ruangnya?", "answer", "answer", True, "Maaf", False, "refused")]
+    off = [TurnResult("D1", 1, "kaprodi?", "answer", "answer", False, "Supriyono", True),
+           TurnResult("D1", 2, "emailnya?", "askback", "answer", False, "a@b", False, "answer instead of asking back"),
+           TurnResult("D2", 1, "ruangnya?", "answer", "answer", False, "B.1", True)]
+    text = ablation_markdown(on, off, answerer="rules")
+    assert "| **all** | 3 | 2/3 (66.7%) | 2/3 (66.7%) |" in text
+    assert "Turns right only with the layer: 1; turns right only without it: 1." in text
+    assert "| D1 | 2 | emailnya? | askback | right | answer instead of asking back |" in text
+    assert "| D2 | 1 | ruangnya? | answer | refused | right |" in text
