@@ -66,6 +66,7 @@ class ServeApp:
         self.ops: Any = None
         self.insights: Any = None  # bot.insights.Insights: the admins' report and answers
         self.digest: Any = None  # bot.insights.DigestSender at DIGEST_CRON, or None
+        self.subscriptions: Any = None  # announcement subscriptions (storage.contracts.AnnouncementStoreAPI)
         self._closers: list[Callable[[], Any]] = []
 
     # --- start -----------------------------------------------------------------------------------------------
@@ -99,6 +100,8 @@ class ServeApp:
             self.reindex_trigger = self.reindex_trigger or self.ops.reindex
         self.insights = wiring.build_insights(s, index_manager=index_manager)
         self._closers.append(self.insights.store.close)
+        self.subscriptions = wiring.open_announcement_store(s)
+        self._closers.append(self.subscriptions.close)
         self.service = wiring.build_chat_service(
             s,
             self.answerer,
@@ -108,6 +111,7 @@ class ServeApp:
             queue_depth=self._queue_depth,
             question_log=QuestionLog(self.insights.store),
             admin_answer=self._admin_answer,
+            subscriptions=self.subscriptions,
         )
         self.digest = wiring.attach_digest(s, self.ops, self.insights)
         wiring.attach_answer_expiry(s, self.ops, self.insights)

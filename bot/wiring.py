@@ -73,6 +73,18 @@ def open_insights_store(settings: Settings):  # -> storage.contracts.InsightsSto
     return InsightsStore(settings.insights_path)
 
 
+def open_announcement_store(settings: Settings):  # -> storage.contracts.AnnouncementStoreAPI
+    """Announcement subscriptions (issue 32): PostgreSQL with DATABASE_URL, else DATA_DIR/announcements.sqlite3."""
+    db = shared_database(settings)
+    if db is not None:
+        from storage.pg_announcements import PgAnnouncementStore
+
+        return PgAnnouncementStore(db)
+    from storage.announcements import AnnouncementStore
+
+    return AnnouncementStore(settings.data_dir / "announcements.sqlite3")
+
+
 def insights_exist(settings: Settings) -> bool:
     """Whether there is a question log to read (always, in PostgreSQL)."""
     return settings.database_url is not None or settings.insights_path.exists()
@@ -157,7 +169,8 @@ def crawl_target(settings: Settings, seeds=None, max_pages=None) -> Iterator[Any
 
 
 __all__ += [
-    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "insights_exist", "open_docstore", "open_insights_store",
+    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "insights_exist", "open_announcement_store", "open_docstore",
+    "open_insights_store",
     "require_site", "shared_database", "uses_demo_site",
 ]
 

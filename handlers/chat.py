@@ -20,6 +20,8 @@ from generation.types import Answer, Source
 from handlers import texts
 from handlers.awaitables import resolve
 from handlers.formatting import format_sources_plain
+from retrieval.topics import ALL_TOPICS, MAX_TOPIC_CHARS, normalize_topic
+from storage.announcements import MAX_TOPICS
 from storage.conversations import ConversationStore
 from storage.dedup import UserState
 from storage.feedback import FEEDBACK_VALUES, FeedbackStore
@@ -38,7 +40,10 @@ ReindexTrigger = Callable[[str], Awaitable[Any] | Any]  # called with the reques
 AdminAnswerWriter = Callable[[str, str, str], Awaitable[Any] | Any]
 
 # every command ChatService.command runs ("bantuan" is an alias of "help"); each channel offers these
-COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback", "jawab")
+COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback", "jawab", "langganan",
+            "berhenti")
+# the channels an announcement can be pushed to (the web page has the Atom feed instead)
+PUSH_CHANNELS = ("telegram", "whatsapp")
 
 
 def feedback_ids(trace_id: str, *, max_bytes: int | None = None) -> tuple[str, str]:
@@ -78,6 +83,19 @@ class Answerer(Protocol):
     async def answer(
         self, question: str, history: Sequence[Message], *, on_position: PositionCallback | None = None
     ) -> Answer: ...
+
+
+class Subscriptions(Protocol):
+    """Where announcement subscriptions live (``storage.contracts.AnnouncementStoreAPI``; blocking, so the service
+    calls it in an executor)."""
+
+    def subscribe(self, user_key: str, channel: str, topic: str) -> bool: ...
+
+    def unsubscribe(self, user_key: str, topic: str | None = None) -> int: ...
+
+    def topics(self, user_key: str) -> list[str]: ...
+
+    def forget_user(self, user_key: str) -> int: ...
 
 
 class SmallTalkDetector(Protocol):
@@ -162,6 +180,7 @@ class ChatService:
         question_log: QuestionLog | None = None,
         admin_answer: AdminAnswerWriter | None = None,
         smalltalk: SmallTalkDetector | None = None,
+        subscriptions: Subscriptions | None = None,
     ) -> None:
         self.answerer = answerer
         self.conversations = conversations
@@ -178,6 +197,7 @@ class ChatService:
         self.question_log = question_log
         self.admin_answer = admin_answer
         self.smalltalk = smalltalk
+        self.subscriptions = subscriptions
 
     # --- entry points -----------------------------------------------------------------------------------------
     def is_admin(self, user: UserRef) -> bool:
@@ -221,6 +241,10 @@ class ChatService:
             return await self.feedback(user, trace_id.strip(), value.strip())
         if name == "jawab":
             return await self.jawab(user, args)
+        if name == "langganan":
+            return await self.langganan(user, args)
+        if name == "berhenti":
+            return await self.berhenti(user, args)
         handler = handlers.get(name)
         if handler is None:
             return Reply(texts.UNKNOWN_COMMAND, kind="notice")
@@ -315,6 +339,8 @@ class ChatService:
         await self.state.delete_user(user.key)
         if self.question_log is not None:
             await self.question_log.forget(user.key)
+        if self.subscriptions is not None:
+            await asyncio.to_thread(self.subscriptions.forget_user, user.key)
         logger.info("deleted all data of a %s user on request", user.channel)
         return Reply(texts.HAPUS_DONE)
 
@@ -395,6 +421,56 @@ class ChatService:
             logger.exception("saving an admin answer failed")
             return Reply(texts.JAWAB_FAILED.format(detail=type(error).__name__), kind="error")
         return Reply(texts.JAWAB_SAVED.format(id=answer_id, question=question.strip()))
+
+    async def langganan(self, user: UserRef, args: str = "") -> Reply:
+        """Subscribe to announcements: every one (no argument, ``semua``), or those about a topic (normalised like a
+        question, so "bsw" is "beasiswa"). Without an argument when already subscribed: the user's topics."""
+        if user.channel not in PUSH_CHANNELS:
+            return Reply(texts.LANGGANAN_NOT_HERE, kind="notice")
+        if self.subscriptions is None:
+            return Reply(texts.LANGGANAN_FAILED, kind="notice")
+        topic = ALL_TOPICS
+        raw = clean_incoming(args).strip()
+        if raw and raw.casefold() not in ("semua", "all"):
+            topic = normalize_topic(raw)
+            if not topic or len(topic) > MAX_TOPIC_CHARS:
+                return Reply(texts.LANGGANAN_BAD_TOPIC, kind="notice")
+        try:
+            if not raw:
+                have = await asyncio.to_thread(self.subscriptions.topics, user.key)
+                if have:
+                    return Reply(texts.LANGGANAN_LIST.format(topics=texts.topics_list(have)))
+            await asyncio.to_thread(self.subscriptions.subscribe, user.key, user.channel, topic)
+        except ValueError:
+            return Reply(texts.LANGGANAN_TOO_MANY.format(limit=MAX_TOPICS), kind="notice")
+        except Exception:
+            logger.exception("saving a subscription failed for a %s user", user.channel)
+            return Reply(texts.LANGGANAN_FAILED, kind="error")
+        logger.info("subscription added channel=%s topic=%s", user.channel, "all" if topic == ALL_TOPICS else "topic")
+        if topic == ALL_TOPICS:
+            return Reply(texts.LANGGANAN_ALL)
+        return Reply(texts.LANGGANAN_TOPIC.format(topic=topic))
+
+    async def berhenti(self, user: UserRef, args: str = "") -> Reply:
+        """Unsubscribe: from everything (no argument), or from one topic."""
+        if self.subscriptions is None:
+            return Reply(texts.LANGGANAN_FAILED, kind="notice")
+        raw = clean_incoming(args).strip()
+        topic: str | None = None
+        if raw and raw.casefold() not in ("semua", "all"):
+            topic = normalize_topic(raw)
+            if not topic:
+                return Reply(texts.LANGGANAN_BAD_TOPIC, kind="notice")
+        try:
+            removed = await asyncio.to_thread(self.subscriptions.unsubscribe, user.key, topic)
+        except Exception:
+            logger.exception("removing a subscription failed for a %s user", user.channel)
+            return Reply(texts.LANGGANAN_FAILED, kind="error")
+        if topic is None:
+            return Reply(texts.BERHENTI_ALL if removed else texts.BERHENTI_NONE)
+        if not removed:
+            return Reply(texts.BERHENTI_TOPIC_MISSING.format(topic=topic), kind="notice")
+        return Reply(texts.BERHENTI_TOPIC.format(topic=topic))
 
     async def feedback(self, user: UserRef, trace_id: str, value: str) -> Reply:
         """Store 👍/👎 with the answer's trace id."""

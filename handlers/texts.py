@@ -20,6 +20,18 @@ __all__ = [
     "JAWAB_FAILED",
     "JAWAB_SAVED",
     "JAWAB_USAGE",
+    "LANGGANAN_ALL",
+    "LANGGANAN_BAD_TOPIC",
+    "LANGGANAN_FAILED",
+    "LANGGANAN_LIST",
+    "LANGGANAN_NOT_HERE",
+    "LANGGANAN_TOO_MANY",
+    "LANGGANAN_TOPIC",
+    "BERHENTI_ALL",
+    "BERHENTI_NONE",
+    "BERHENTI_TOPIC",
+    "BERHENTI_TOPIC_MISSING",
+    "topics_list",
     "NO_SOURCES",
     "QUEUED",
     "RATE_LIMITED",
@@ -54,13 +66,16 @@ HELP = (
     "/sumber - sumber jawaban terakhir\n"
     "/reset - mulai percakapan baru\n"
     "/status - status data dan antrean\n"
+    "/langganan - terima pengumuman baru dari situs prodi (/langganan beasiswa: hanya topik itu)\n"
+    "/berhenti - berhenti menerima pengumuman (/berhenti beasiswa: hanya topik itu)\n"
     "/hapus - hapus semua data percakapan Anda\n"
     "/help - bantuan ini"
 )
 
 RESET_DONE = "Riwayat percakapan sudah dihapus. Silakan mulai dengan pertanyaan baru."
 HAPUS_DONE = (
-    "Semua data Anda (riwayat percakapan, pertanyaan di laporan admin, umpan balik, dan penghitung) sudah dihapus. "
+    "Semua data Anda (riwayat percakapan, pertanyaan di laporan admin, langganan pengumuman, umpan balik, dan "
+    "penghitung) sudah dihapus. "
     "Terima kasih telah "
     "menggunakan layanan ini."
 )
@@ -102,6 +117,39 @@ CHOICE_STALE = "Mohon maaf, pilihan itu sudah tidak berlaku. Silakan ketik perta
 EDITED_IGNORED = (
     "Pesan yang disunting tidak diproses ulang. Jika ingin bertanya lagi, silakan kirim pesan baru."
 )
+
+# Announcements (issue 32): /langganan and /berhenti.
+LANGGANAN_ALL = (
+    "Terima kasih, Anda sudah berlangganan semua pengumuman baru dari situs prodi. Pengumuman baru akan dikirim ke "
+    "sini. Ketik /berhenti kapan saja untuk berhenti."
+)
+LANGGANAN_TOPIC = (
+    "Terima kasih, Anda sudah berlangganan pengumuman tentang \"{topic}\". Ketik /langganan untuk melihat "
+    "langganan Anda, atau /berhenti {topic} untuk berhenti."
+)
+LANGGANAN_LIST = "Langganan pengumuman Anda:\n{topics}\n\nKetik /berhenti untuk berhenti dari semuanya."
+LANGGANAN_BAD_TOPIC = (
+    "Mohon maaf, topik itu tidak dapat dikenali. Tulis satu kata atau frasa singkat, misalnya: /langganan beasiswa"
+)
+LANGGANAN_TOO_MANY = (
+    "Mohon maaf, langganan Anda sudah mencapai batas {limit} topik. Ketik /berhenti <topik> untuk melepas salah "
+    "satunya terlebih dahulu."
+)
+LANGGANAN_NOT_HERE = (
+    "Mohon maaf, pengumuman hanya dapat dikirim lewat Telegram atau WhatsApp. Di web, Anda dapat membaca "
+    "pengumuman terbaru melalui umpan Atom di /feed.xml."
+)
+LANGGANAN_FAILED = "Mohon maaf, langganan sedang tidak dapat diproses. Silakan coba beberapa saat lagi."
+BERHENTI_ALL = "Anda sudah berhenti berlangganan semua pengumuman. Ketik /langganan untuk berlangganan lagi."
+BERHENTI_TOPIC = "Anda sudah berhenti berlangganan pengumuman tentang \"{topic}\"."
+BERHENTI_TOPIC_MISSING = "Anda tidak berlangganan topik \"{topic}\". Ketik /langganan untuk melihat langganan Anda."
+BERHENTI_NONE = "Anda belum berlangganan pengumuman apa pun. Ketik /langganan untuk mulai berlangganan."
+
+
+def topics_list(topics: list[str]) -> str:
+    """The user's topics as lines ("semua pengumuman" for ``all``)."""
+    return "\n".join("• semua pengumuman" if t == "all" else f"• {t}" for t in topics)
+
 
 # Small talk (generation/smalltalk.py decides): a short reply in kind, then one line of what the bot answers.
 SMALLTALK_CAN = (

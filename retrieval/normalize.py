@@ -101,6 +101,7 @@ GLOSSARY: dict[str, str] = {
     "kkn": "kuliah kerja nyata",
     "doswal": "dosen wali",
     "sertif": "sertifikat",
+    "bsw": "beasiswa",
     "proker": "program kerja",
     "ormawa": "organisasi mahasiswa",
     "ukm": "unit kegiatan mahasiswa",

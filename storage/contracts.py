@@ -4,6 +4,8 @@
 - ``DocumentStoreAPI``: documents, chunks, crawl state and per-crawl changes (``storage.docstore.DocumentStore``,
   ``storage.pg_stores.PgDocumentStore``).
 - ``RunStoreAPI``: the reindex runs (``storage.runs.RunStore``, ``storage.pg_stores.PgRunStore``).
+- ``AnnouncementStoreAPI``: announcement subscriptions (``storage.announcements.AnnouncementStore``,
+  ``storage.pg_announcements.PgAnnouncementStore``).
 - ``InsightsStoreAPI``: the masked question log and the admin answers (``storage.insights.InsightsStore``,
   ``storage.pg_stores.PgInsightsStore``).
 
@@ -17,12 +19,13 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any, Protocol, runtime_checkable
 
+from storage.announcements import Subscription
 from storage.docstore import DocChanges, PageState
 from storage.insights import AdminAnswer
 from storage.models import Chunk, Document
 from storage.runs import JobRun
 
-__all__ = ["DocumentStoreAPI", "InsightsStoreAPI", "RunStoreAPI"]
+__all__ = ["AnnouncementStoreAPI", "DocumentStoreAPI", "InsightsStoreAPI", "RunStoreAPI"]
 
 
 @runtime_checkable
@@ -77,3 +80,13 @@ class InsightsStoreAPI(Protocol):
     def history(self, answer_id: int) -> list[AdminAnswer]: ...
     def answers(self, *, include_deleted: bool = False) -> list[AdminAnswer]: ...
     def active_answers(self, today: date | None = None) -> list[AdminAnswer]: ...
+
+
+@runtime_checkable
+class AnnouncementStoreAPI(Protocol):
+    def close(self) -> None: ...
+    def subscribe(self, user_key: str, channel: str, topic: str) -> bool: ...
+    def unsubscribe(self, user_key: str, topic: str | None = None) -> int: ...
+    def topics(self, user_key: str) -> list[str]: ...
+    def subscriptions(self, channel: str | None = None) -> list[Subscription]: ...
+    def forget_user(self, user_key: str) -> int: ...

@@ -140,9 +140,21 @@ CREATE TABLE admin_answers (
 );
 """
 
+_SUBSCRIPTIONS = """
+CREATE TABLE subscriptions (
+    user_key TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (user_key, topic)
+);
+CREATE INDEX subscriptions_channel ON subscriptions (channel);
+"""
+
 # (version, name, SQL): applied in version order, each once, in one transaction each
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents and crawl state", _DOCUMENTS),
     (2, "job runs", _RUNS),
     (3, "question log and admin answers", _INSIGHTS),
+    (5, "announcement subscriptions", _SUBSCRIPTIONS),
 ]

@@ -1,0 +1,88 @@
+"""The announcement store in PostgreSQL (``DATABASE_URL``), with the contract of ``storage.announcements``'s
+SQLite store (``storage.contracts.AnnouncementStoreAPI``); tables from migration 4 of ``storage.pg_migrations``.
+
+A subscription is written under a transaction-scoped advisory lock on the user, so two replicas adding topics at
+once still respect ``MAX_TOPICS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from storage.announcements import MAX_TOPICS, Subscription, check_subscription, subscription_from_row, utc_now
+from storage.pg import PgDatabase
+
+__all__ = ["PgAnnouncementStore"]
+
+_LOCK_PROJECT = 0x70726F64  # storage.pg_stores' first key
+_LOCK_SUBSCRIBER = 0x616E6E  # second key space: hashtext(user key) is mixed in
+
+
+class PgAnnouncementStore:
+    """Subscriptions in PostgreSQL."""
+
+    def __init__(self, db: PgDatabase, *, close_db: bool = False) -> None:
+        self.db = db
+        self._close_db = close_db
+
+    def close(self) -> None:
+        if self._close_db:
+            self.db.close()
+
+    def __enter__(self) -> PgAnnouncementStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _rows(self, what: str, query: str, params: tuple = ()) -> list[dict[str, Any]]:
+        def run(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(query, params)  # type: ignore[arg-type]
+                return cur.fetchall()
+
+        return self.db.read(what, run)
+
+    # --- subscriptions --------------------------------------------------------------------------------------
+    def subscribe(self, user_key: str, channel: str, topic: str) -> bool:
+        user_key, channel, topic = check_subscription(user_key, channel, topic)
+
+        def run(conn: psycopg.Connection) -> bool:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_PROJECT + _LOCK_SUBSCRIBER,
+                                                                              user_key))
+            have = [r[0] for r in conn.execute("SELECT topic FROM subscriptions WHERE user_key = %s", (user_key,))]
+            if topic in have:
+                return False
+            if len(have) >= MAX_TOPICS:
+                raise ValueError(f"at most {MAX_TOPICS} topics per user")
+            conn.execute("INSERT INTO subscriptions (user_key, channel, topic, created_at) VALUES (%s,%s,%s,%s) "
+                         "ON CONFLICT DO NOTHING", (user_key, channel, topic, utc_now()))
+            return True
+
+        return bool(self.db.write("saving a subscription", run, repeatable=True))
+
+    def unsubscribe(self, user_key: str, topic: str | None = None) -> int:
+        if topic is None:
+            query, params = "DELETE FROM subscriptions WHERE user_key = %s", (user_key,)
+        else:
+            query, params = "DELETE FROM subscriptions WHERE user_key = %s AND topic = %s", (user_key, topic)
+        return int(self.db.write("removing a subscription", lambda conn: conn.execute(query, params).rowcount,
+                                 repeatable=True))
+
+    def topics(self, user_key: str) -> list[str]:
+        return [r["topic"] for r in self._rows(
+            "reading subscriptions",
+            "SELECT topic FROM subscriptions WHERE user_key = %s ORDER BY created_at, topic", (user_key,))]
+
+    def subscriptions(self, channel: str | None = None) -> list[Subscription]:
+        query, params = "SELECT * FROM subscriptions", ()
+        if channel is not None:
+            query, params = query + " WHERE channel = %s", (channel,)
+        return [subscription_from_row(r) for r in self._rows("reading subscriptions",
+                                                             query + " ORDER BY user_key, topic", params)]
+
+    def forget_user(self, user_key: str) -> int:
+        return self.unsubscribe(user_key)

@@ -1,0 +1,90 @@
+"""The announcement store's contract, run on both backends (SQLite and PostgreSQL, a schema of the test's own):
+subscriptions (stage 1 of issue 32)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from storage.announcements import MAX_TOPICS, Subscription
+from storage.contracts import AnnouncementStoreAPI
+from tests.storage.conftest import Backend
+
+
+def open_store(backend: Backend):
+    """A new instance, as another process or replica would open it."""
+    if backend.name == "sqlite":
+        from storage.announcements import AnnouncementStore
+
+        return backend._own(AnnouncementStore(backend.root / "announcements.sqlite3"))
+    from storage.pg import PgDatabase
+    from storage.pg_announcements import PgAnnouncementStore
+
+    db = PgDatabase(backend.url, statement_timeout_seconds=10, connect_timeout_seconds=5)  # migrated on open
+    return backend._own(PgAnnouncementStore(db, close_db=True))
+
+
+def test_the_store_satisfies_the_interface(backend: Backend) -> None:
+    assert isinstance(open_store(backend), AnnouncementStoreAPI)
+
+
+def test_subscriptions_round_trip_and_survive_reopening(backend: Backend) -> None:
+    store = open_store(backend)
+    assert store.topics("telegram:1") == [] and store.subscriptions() == []
+    assert store.subscribe("telegram:1", "telegram", "all") is True
+    assert store.subscribe("telegram:1", "telegram", "all") is False  # once
+    assert store.subscribe("telegram:1", "telegram", "beasiswa") is True
+    assert store.subscribe("whatsapp:628123", "whatsapp", "beasiswa") is True
+    assert store.topics("telegram:1") == ["all", "beasiswa"]
+    again = open_store(backend)
+    assert [s.topic for s in again.subscriptions("telegram")] == ["all", "beasiswa"]
+    assert again.subscriptions("whatsapp") == [
+        Subscription("whatsapp:628123", "whatsapp", "beasiswa", again.subscriptions("whatsapp")[0].created_at)]
+    assert {s.user_key for s in again.subscriptions()} == {"telegram:1", "whatsapp:628123"}
+
+
+def test_unsubscribe_one_topic_or_all_and_forget(backend: Backend) -> None:
+    store = open_store(backend)
+    for topic in ("all", "beasiswa", "krs"):
+        store.subscribe("telegram:1", "telegram", topic)
+    store.subscribe("telegram:2", "telegram", "krs")
+    assert store.unsubscribe("telegram:1", "beasiswa") == 1
+    assert store.unsubscribe("telegram:1", "beasiswa") == 0
+    assert store.topics("telegram:1") == ["all", "krs"]
+    assert store.unsubscribe("telegram:1") == 2 and store.topics("telegram:1") == []
+    assert store.forget_user("telegram:2") == 1 and store.subscriptions() == []
+
+
+def test_bad_input_is_refused_and_nothing_is_written(backend: Backend) -> None:
+    store = open_store(backend)
+    for user, channel, topic in (("", "telegram", "all"), ("telegram:1", "", "all"), ("telegram:1", "telegram", " "),
+                                 ("telegram:1", "telegram", "x" * 61), ("nocolon", "telegram", "all")):
+        with pytest.raises(ValueError):
+            store.subscribe(user, channel, topic)
+    for i in range(MAX_TOPICS):
+        store.subscribe("telegram:1", "telegram", f"topik {i}")
+    with pytest.raises(ValueError, match="at most"):
+        store.subscribe("telegram:1", "telegram", "satu lagi")
+    assert len(store.topics("telegram:1")) == MAX_TOPICS and len(store.subscriptions()) == MAX_TOPICS
+
+
+def test_two_writers_at_once_keep_the_limit(backend: Backend) -> None:
+    stores = [open_store(backend), open_store(backend)]
+    for i in range(MAX_TOPICS - 1):
+        stores[0].subscribe("telegram:1", "telegram", f"t{i}")
+    results: list[object] = []
+
+    def add(store, topic: str) -> None:
+        try:
+            results.append(store.subscribe("telegram:1", "telegram", topic))
+        except ValueError as error:
+            results.append(error)
+
+    threads = [threading.Thread(target=add, args=(s, f"last {n}")) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(type(r).__name__ for r in results) == ["ValueError", "bool"]
+    assert len(stores[1].topics("telegram:1")) == MAX_TOPICS
