@@ -64,6 +64,8 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
             names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
             count = f" ({len(names)})" if len(names) > 1 else ""
             parts.append(_full_stop(f"Dosen pengampu {constraints['teaches']}{count}: " + "; ".join(names)))
+        elif "ask_role" in constraints:  # the pipeline asks back (generation/subjects.py); this is its fallback text
+            parts.append("; ".join(f"{r.get('value')}: {r.get('name')}" for r in lecturers) + ".")
         elif "role" in constraints and "name" not in constraints:
             # who holds a role: "Ketua Program Studi: Supriyono, M.Kom. [1]", citing the person's own page
             urls = list(dict.fromkeys(str(r.get("url", "")) for r in lecturers))

@@ -49,7 +49,16 @@ from generation.prompts import (
 )
 from generation.quote import column_rows, list_lines, quote_span
 from generation.refine import expand_query, rewrite_followup, validate_refinement
-from generation.subjects import MAX_CHOICES, Entity, Inventory, ask_back_text, is_ask_back, pick, refer
+from generation.subjects import (
+    MAX_CHOICES,
+    Entity,
+    Inventory,
+    ask_back_roles,
+    ask_back_text,
+    is_ask_back,
+    pick,
+    refer,
+)
 from generation.support import (
     EvidenceSentence,
     anchor_coverage,
@@ -420,12 +429,10 @@ class AnswerPipeline:
             return str(index.normalize_query(text))
 
         asked, reply = pairs[-1]
-        if is_ask_back(reply) and len(pairs) >= 2:  # the student answers our ask-back: which one they chose
-            before, before_reply = pairs[-2]
-            ref = refer(asked, before, before_reply, inventory, formal, expanded)
-            chosen = pick(question, ref.entities, before_reply, inventory, expanded, both=ALL_OF_THEM) \
-                if ref.kind == "ask" else ()
-            trace.add("subject", decision="pick", chosen=[e.name for e in chosen], offered=[e.name for e in ref.entities])
+        if is_ask_back(reply):  # the student answers our ask-back: which one they chose
+            offered, context = await self._offered(index, inventory, pairs, expanded, formal)
+            chosen = pick(question, offered, context, inventory, expanded, both=ALL_OF_THEM) if offered else ()
+            trace.add("subject", decision="pick", chosen=[e.name for e in chosen], offered=[e.name for e in offered])
             if not chosen:
                 return None
             return _Subject([_about(formal(asked), e) for e in chosen])
@@ -451,6 +458,26 @@ class AnswerPipeline:
                                             "iterations": 0, "stop_reason": StopReason.STOP_CONFIDENT})
             return _Subject([f"{formal(question).rstrip(' ?')} program studi?"], note=note)
         return None
+
+    async def _offered(self, index: Any, inventory: Inventory, pairs: list[tuple[str, str]],
+                       expanded: Callable[[str], str], formal: Callable[[str], str]) -> tuple[tuple[Entity, ...], str]:
+        """The candidates the last ask-back offered, found again the way they were found (the pipeline keeps no
+        state between turns), and the text to match a typed pick against: the follow-up's reply before it, or,
+        for a role several people hold ("email koordinator"), the ask-back's own lines."""
+        asked, reply = pairs[-1]
+        if len(pairs) >= 2:
+            before, before_reply = pairs[-2]
+            ref = refer(asked, before, before_reply, inventory, formal, expanded)
+            if ref.kind == "ask":
+                return ref.entities, before_reply
+        facts = getattr(index, "facts", None)
+        if facts is None or not hasattr(facts, "lookup"):
+            return (), reply
+        found = await self._run(facts.lookup, strip_clitics(expanded(asked)))
+        if "ask_role" not in (getattr(found, "constraints", {}) or {}):
+            return (), reply
+        pages = [inventory.page(str(r.get("url", ""))) for r in getattr(found, "rows", ()) or ()]
+        return tuple(p for p in pages if p is not None), reply
 
     async def _answer_subject(self, subject: _Subject, trace: Trace,
                               on_position: Callable[[int], Awaitable[None]] | None) -> dict[str, Any]:
@@ -581,6 +608,13 @@ class AnswerPipeline:
             return "error"
         rows = list(getattr(found, "rows", ()) or ()) if found else []
         constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
+        if "ask_role" in constraints and rows:  # "email koordinator": two or three roles hold the word
+            names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
+            turn.trace.add("facts", constraints=constraints, rows=len(rows))
+            turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(names))
+            turn.result = {"answer": ask_back_roles(rows), "abstained": False, "sources": (), "confidence": 0.0,
+                           "iterations": 0, "stop_reason": StopReason.ASK_BACK, "choices": names}
+            return "ask_back"
         if facts_usable(constraints, rows, turn.query):
             turn.result = await self._facts_answer(turn.index, turn.query, found, turn.trace)
             return "answered"
@@ -1229,8 +1263,8 @@ def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
 
 
 def _about(question: str, entity: Entity) -> str:
-    """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono, M.Kom.?"."""
-    return f"{question.strip().rstrip('?').strip()} {entity.name}?"
+    """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono?"."""
+    return f"{question.strip().rstrip('?').strip()} {entity.plain}?"
 
 
 def _with_bounds(found: set[str], ev: _Evidence, sentence: EvidenceSentence) -> set[str]:

@@ -30,8 +30,8 @@ from generation.compose import ABSTAIN_MESSAGE
 from generation.text import strip_clitics
 from retrieval.analyzer import Analyzer
 
-__all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_text", "is_ask_back",
-           "pick", "refer"]
+__all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_roles", "ask_back_text",
+           "is_ask_back", "pick", "refer"]
 
 # WhatsApp shows at most three reply buttons; more candidates than this is a list to answer, not a choice to ask
 MAX_CHOICES = 3
@@ -56,6 +56,12 @@ class Entity:
     # what sort of thing it is, as far as the site tells: "row:<the table's page>", "lecturer" (a profile the facts
     # table read) or "page"; two candidates of one sort are alternatives to ask between
     sort: str = "page"
+
+    @property
+    def plain(self) -> str:
+        """Its shortest spelling: a name without academic titles, an acronym ("Muhammad Ainul Yaqin", "GDSC"), which
+        a question can carry without a title's full stops reading as the end of a sentence."""
+        return min(self.forms, key=len) if self.forms else self.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +303,12 @@ def ask_back_text(question: str, entities: Sequence[Entity]) -> str:
     names = [e.name for e in entities]
     listed = ", ".join(names[:-1]) + f" atau {names[-1]}" if len(names) > 1 else names[0]
     return f"{ASK_BACK_LEAD}: {listed}?"
+
+
+def ask_back_roles(rows: Sequence[dict[str, Any]]) -> str:
+    """The ask-back for a role several people hold, one line each ("- Koordinator Skripsi: Dr. …"), so that a
+    typed pick ("yg skripsi") meets its own line."""
+    return f"{ASK_BACK_LEAD}?\n" + "\n".join(f"- {r.get('value')}: {r.get('name')}" for r in rows)
 
 
 def is_ask_back(reply: str) -> bool:

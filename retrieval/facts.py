@@ -171,6 +171,9 @@ class FactsTable:
         self.courses = tuple(courses)
         self.field_names = sorted({f for lec in self.lecturers for f, _ in lec.fields}, key=str.lower)
         self._name_stop = _LECTURER_WORDS | _COURSE_WORDS | set(_FIELD_KEYWORDS)
+        # every word some lecturer field's value uses: a question word outside it names no role ("mau", "dong")
+        self._value_words = frozenset(w for lec in self.lecturers for f, v in lec.fields
+                                      if _norm(f).strip() not in {"nama", "name"} for w in _words(v))
 
     @classmethod
     def load(cls, path: Path) -> FactsTable:
@@ -328,8 +331,20 @@ class FactsTable:
         people = best if best_overlap else []
         # an attribute: a field name mentioned in the question ("email", "NIP", "jabatan", ...)
         wanted = [f for f in self.field_names if _names_field(f, wset) and not set(_words(f)) & set(_FIELD_KEYWORDS)]
-        if not people:  # a person named by the role they hold ("siapa ketua program studi?", "email kaprodi")
+        # an area: "bidang X", "keahlian X", ...
+        area_terms: list[str] = []
+        for i, w in enumerate(words):
+            if w in _FIELD_KEYWORDS:
+                area_terms = [t for t in _content(words[i + 1 :])
+                              if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS and t not in _GENERIC]
+                break
+        if not people and not area_terms:  # named by their role ("siapa ketua program studi?", "email kaprodi")
             held = self._by_role(words, wanted)
+            if not held:
+                within = self._roles_within(words, wanted)
+                if within:  # "email koordinator": two or three roles hold the word, the student is asked which
+                    return self._result(within, {"ask_role": " ".join(self._distinctive(words, wanted)),
+                                                 "field": list(wanted)}, self._render_role(within))
             if held and not wanted:
                 return self._result(held, {"role": held[0]["value"]}, self._render_role(held))
             people = list(dict.fromkeys(p for p in self.lecturers for r in held if r["doc_id"] == p.doc_id))
@@ -338,13 +353,6 @@ class FactsTable:
                         for p in people for f, v in p.fields if f in wanted]
                 return self._result(rows, {"name": [p.name for p in people], "field": wanted},
                                     self._render_person(people, rows, True))
-        # an area: "bidang X", "keahlian X", ...
-        area_terms: list[str] = []
-        for i, w in enumerate(words):
-            if w in _FIELD_KEYWORDS:
-                area_terms = [t for t in _content(words[i + 1 :])
-                              if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS and t not in _GENERIC]
-                break
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
             wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys) or _names_field(f, wset)]
@@ -385,8 +393,7 @@ class FactsTable:
         wset = set(words)
         if not (wset & _PERSON_ASKED or wanted):
             return []
-        distinctive = {w for w in _content(words) if w not in _GENERIC and w not in _LECTURER_WORDS
-                       and w not in _PERSON_ASKED and not any(w in _words(f) for f in wanted)}
+        distinctive = set(self._distinctive(words, wanted))
         if not distinctive:
             return []
         found: list[dict[str, object]] = []
@@ -400,6 +407,33 @@ class FactsTable:
                                   "field": f, "value": v})
         values = {_norm(str(r["value"])) for r in found}
         return found if len(values) == 1 and len(found) == 1 else []
+
+    def _distinctive(self, words: list[str], wanted: Sequence[str]) -> list[str]:
+        """The question's words that may name a role: content words some field value uses that are neither
+        generic, a lecturer word, a word asking for a person, nor the name of a field it asks for."""
+        return list(dict.fromkeys(w for w in _content(words) if w in self._value_words and w not in _GENERIC
+                                  and w not in _LECTURER_WORDS and w not in _PERSON_ASKED
+                                  and not any(w in _words(f) for f in wanted)))
+
+    def _roles_within(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
+        """The role values that hold every distinctive word of the question and say more ("koordinator" →
+        "Koordinator Skripsi", "Koordinator Kerja Praktik"), when two or three people hold them: the candidates of
+        an ask-back. More are a list, one is no ambiguity (``_by_role`` takes an exact one)."""
+        wset = set(words)
+        distinctive = set(self._distinctive(words, wanted))
+        if not distinctive or not (wset & _PERSON_ASKED or wanted):
+            return []
+        found: list[dict[str, object]] = []
+        for lec in self.lecturers:
+            for f, v in lec.fields:
+                value = set(_content(_words(v)))
+                if _norm(f).strip() in {"nama", "name"} or f in wanted or not value:
+                    continue
+                if distinctive <= value and not value <= wset and len(value) <= 6:
+                    found.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
+                                  "field": f, "value": v})
+                    break
+        return found if 2 <= len({r["doc_id"] for r in found}) <= 3 else []
 
     @staticmethod
     def _render_role(rows: Sequence[dict[str, object]]) -> str:

@@ -224,3 +224,12 @@ def test_off_the_subject_layer_leaves_the_word_level_rewrite(site_settings, mana
         assert reply.stop_reason != StopReason.ASK_BACK and not reply.choices
     finally:
         pool.close()
+
+
+def test_a_role_several_people_hold_is_asked_back_and_the_pick_answers(pipeline):
+    asked = asyncio.run(pipeline.answer("mau tanya email koordinator dong"))
+    assert asked.stop_reason == StopReason.ASK_BACK and not asked.abstained
+    assert "Dr. Muhammad Ainul Yaqin, M.Kom." in asked.choices and "Yusuf Maulana Ibrahim, M.Kom." in asked.choices
+    history = _history("mau tanya email koordinator dong", asked.answer)
+    chosen = asyncio.run(pipeline.answer("yg skripsi kak", history))
+    assert "yaqinov@ti.uin-malang.ac.id" in chosen.answer and not chosen.abstained

@@ -259,3 +259,33 @@ def test_a_role_names_the_person_whose_field_is_asked(tmp_path):
 ])
 def test_no_role_answer_without_a_role_the_table_holds(tmp_path, question):
     assert not _role_table(tmp_path).lookup(question).rows
+
+
+def _coordinators(tmp_path) -> FactsTable:
+    from storage.models import Document
+
+    def lecturer(slug: str, name: str, lines: str) -> Document:
+        return Document(doc_id=slug, url=f"http://kampus.test/staf/{slug}/", title=name, text=f"Nama: {name}\n{lines}",
+                        content_hash=slug, kind="lecturer", urls=(f"http://kampus.test/staf/{slug}/",))
+
+    docs = [
+        lecturer("yaqin", "Dr. Ainul Yaqin, M.Kom.", "Jabatan: Koordinator Skripsi\nEmail: yaqin@kampus.test"),
+        lecturer("ibrahim", "Yusuf Ibrahim, M.Kom.", "Jabatan: Koordinator Kerja Praktik\nEmail: yusuf@kampus.test"),
+        lecturer("wira", "Gilang Wira, M.T.", "Jabatan: Ketua Program Studi\nEmail: gilang@kampus.test"),
+    ]
+    build_facts(docs, tmp_path / "k.sqlite3")
+    return FactsTable.load(tmp_path / "k.sqlite3")
+
+
+def test_a_role_word_several_roles_share_asks_back_between_their_holders(tmp_path):
+    from generation.facts_render import facts_usable
+
+    table = _coordinators(tmp_path)
+    result = table.lookup("mau tanya email koordinator dong")
+    assert result.constraints.get("ask_role") == "koordinator"
+    assert [(r["name"], r["value"]) for r in result.rows] == [
+        ("Dr. Ainul Yaqin, M.Kom.", "Koordinator Skripsi"), ("Yusuf Ibrahim, M.Kom.", "Koordinator Kerja Praktik")]
+    assert facts_usable(result.constraints, result.rows, "mau tanya email koordinator dong")
+    # the role named in full is no choice: the person
+    exact = table.lookup("email koordinator skripsi")
+    assert [(r["name"], r["value"]) for r in exact.rows] == [("Dr. Ainul Yaqin, M.Kom.", "yaqin@kampus.test")]
