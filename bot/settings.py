@@ -405,6 +405,12 @@ class Settings(BaseSettings):
     # sample site's missing topics, see docs/admin_insights.md
     insights_cluster_threshold: float = Field(0.87, ge=0, le=1)
 
+    # --- announcements pushed from the nightly rescrape (issue 32; docs/admin_insights.md) ---------------------
+    # path prefixes of the news sections ("/berita/,/pengumuman/"); empty = the sections the site marks as news
+    announce_path_prefixes: str = ""
+    # a new or changed page with a publication date this recent is an announcement wherever it lies; 0 = off
+    announce_max_age_days: int = Field(30, ge=0, le=3650)
+
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
                                    env_settings: PydanticBaseSettingsSource,

@@ -633,7 +633,7 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
     from storage import keys
     from storage.docstore import DocumentStore
     from sync_jobs.crawl import crawl_site
-    from sync_jobs.reindex import ReindexConfig, ReindexJob, ValveTripped
+    from sync_jobs.reindex import ReindexConfig, ValveTripped
 
     serving = open_docstore(settings)
     serving_db = None if settings.database_url is None else serving  # PostgreSQL: swapped in through the store
@@ -677,7 +677,11 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
 
     config = config_from(ReindexConfig, settings.ops, serving_store=serving_path,
                          staging_dir=settings.data_dir / "staging", serving_db=serving_db)
-    return ReindexJob(
+    from bot.announcements import AnnouncementFinder, AnnouncingReindexJob
+
+    return AnnouncingReindexJob(  # a ReindexJob that also records the run's announcements (issue 32)
+        finder=AnnouncementFinder(settings, open_store=lambda: open_announcement_store(settings),
+                                  open_docstore=lambda: open_docstore(settings), today=lambda: local_today(settings)),
         config=config,
         runs=build_run_store(settings),
         lock=build_reindex_lock(settings, redis),

@@ -1,12 +1,15 @@
 """Announcements pushed from the nightly rescrape (issue 32): who subscribed to what.
 
 One SQLite file (``DATA_DIR/announcements.sqlite3``; PostgreSQL with ``DATABASE_URL``:
-``storage.pg_announcements``), one table so far:
+``storage.pg_announcements``):
 
 - ``subscriptions``: (user key, channel, topic). The user key is the channel's own address of the student
   (``telegram:<id>``, ``whatsapp:<number>``): an announcement has to reach them, so it is kept as it is, and only
   here; ``/berhenti`` and ``/hapus`` delete it. The topic is the normalised form (``retrieval.topics``) or
   ``all``.
+- ``announcements``: what a reindex found (``sync_jobs.announcements``): title, date, summary (verbatim lead
+  sentences; the admin may edit it), link, status (``pending`` → ``sent`` or ``discarded``), the run that found
+  it. ``key`` (the page version) is unique, so a second reindex, a restart or another replica records it once.
 
 Blocking: async callers run the methods in an executor. Bad input raises ValueError and writes nothing.
 """
@@ -22,7 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ALL", "MAX_TOPICS", "AnnouncementStore", "Subscription", "check_subscription"]
+__all__ = ["ALL", "ANNOUNCEMENT_STATUSES", "MAX_TOPICS", "Announcement", "AnnouncementStore", "Subscription",
+           "check_subscription"]
+
+ANNOUNCEMENT_STATUSES = ("pending", "sent", "discarded")
+MAX_SUMMARY_CHARS = 1000
 
 ALL = "all"
 MAX_TOPICS = 10  # topics a user may hold (``all`` included)
@@ -37,6 +44,21 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     PRIMARY KEY (user_key, topic)
 );
 CREATE INDEX IF NOT EXISTS subscriptions_channel ON subscriptions (channel);
+CREATE TABLE IF NOT EXISTS announcements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    title TEXT NOT NULL,
+    date TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    status TEXT NOT NULL,
+    run_id TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    topic_text TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS announcements_status ON announcements (status, id);
 """
 
 
@@ -50,6 +72,56 @@ class Subscription:
     def as_json(self) -> dict[str, Any]:
         return {"user_key": self.user_key, "channel": self.channel, "topic": self.topic,
                 "created_at": self.created_at}
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    id: int
+    key: str
+    doc_id: str
+    url: str
+    title: str
+    date: str
+    summary: str
+    status: str
+    run_id: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    topic_text: str = ""  # the title and the page's text the topics are matched against (not shown)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "url": self.url, "title": self.title, "date": self.date, "summary": self.summary,
+                "status": self.status, "run_id": self.run_id, "created_at": self.created_at,
+                "updated_at": self.updated_at}
+
+
+ANNOUNCEMENT_COLUMNS = ("key", "doc_id", "url", "title", "date", "summary", "status", "run_id", "created_at",
+                        "updated_at", "topic_text")
+
+
+def announcement_from_row(row: Any) -> Announcement:
+    return Announcement(id=int(row["id"]), **{c: row[c] for c in ANNOUNCEMENT_COLUMNS})
+
+
+def check_status(status: str) -> str:
+    if status not in ANNOUNCEMENT_STATUSES:
+        raise ValueError(f"unknown status {status!r}; choose one of {', '.join(ANNOUNCEMENT_STATUSES)}")
+    return status
+
+
+def check_summary(summary: str) -> str:
+    summary = " ".join((summary or "").split())
+    if not summary:
+        raise ValueError("the summary may not be empty")
+    if len(summary) > MAX_SUMMARY_CHARS:
+        raise ValueError(f"the summary may have at most {MAX_SUMMARY_CHARS} characters")
+    return summary
+
+
+def announcement_row(draft: Any, run_id: str, status: str, now: str) -> tuple:
+    """The stored columns of a ``sync_jobs.announcements.Draft`` (any object with its fields)."""
+    return (draft.key, draft.doc_id, draft.url, draft.title[:300], draft.date, check_summary(draft.summary),
+            check_status(status), run_id or "", now, now, str(getattr(draft, "text", ""))[:20000])
 
 
 def utc_now() -> str:
@@ -147,3 +219,51 @@ class AnnouncementStore:
     def forget_user(self, user_key: str) -> int:
         """Everything stored about the user here (``/hapus``)."""
         return self.unsubscribe(user_key)
+
+    # --- announcements ----------------------------------------------------------------------------------------
+    def add_announcements(self, drafts: list[Any], *, run_id: str = "", status: str = "pending"
+                          ) -> list[Announcement]:
+        """Record the drafts a run found; a page version already recorded (same ``key``) is skipped. Returns the
+        ones added now, in order."""
+        now = utc_now()
+        rows = [announcement_row(d, run_id, status, now) for d in drafts]
+        added: list[int] = []
+        with self._write() as db:
+            for row in rows:
+                cur = db.execute(f"INSERT OR IGNORE INTO announcements ({', '.join(ANNOUNCEMENT_COLUMNS)}) "
+                                 f"VALUES ({', '.join('?' * len(ANNOUNCEMENT_COLUMNS))})", row)
+                if cur.rowcount:
+                    added.append(int(cur.lastrowid))
+        return [a for a in (self.announcement(i) for i in added) if a is not None]
+
+    def announcement(self, announcement_id: int) -> Announcement | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM announcements WHERE id = ?", (int(announcement_id),)).fetchone()
+        return announcement_from_row(row) if row else None
+
+    def announcements(self, *, status: str | None = None, limit: int = 50) -> list[Announcement]:
+        """Newest first."""
+        query, params = "SELECT * FROM announcements", ()
+        if status is not None:
+            query, params = query + " WHERE status = ?", (check_status(status),)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY id DESC LIMIT ?", (*params, int(limit))).fetchall()
+        return [announcement_from_row(r) for r in rows]
+
+    def set_status(self, announcement_id: int, status: str, *, expect: str | None = None) -> bool:
+        """Move an announcement to ``status``; with ``expect``, only from that status (so two admins clicking at
+        once move it once). True when it moved."""
+        check_status(status)
+        query = "UPDATE announcements SET status = ?, updated_at = ? WHERE id = ?"
+        params: tuple = (status, utc_now(), int(announcement_id))
+        if expect is not None:
+            query, params = query + " AND status = ?", (*params, check_status(expect))
+        with self._write() as db:
+            return db.execute(query, params).rowcount > 0
+
+    def set_summary(self, announcement_id: int, summary: str) -> bool:
+        """The admin's edit of the summary (only while pending). ValueError on an empty or too long one."""
+        summary = check_summary(summary)
+        with self._write() as db:
+            return db.execute("UPDATE announcements SET summary = ?, updated_at = ? WHERE id = ? AND status = "
+                              "'pending'", (summary, utc_now(), int(announcement_id))).rowcount > 0

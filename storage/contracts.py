@@ -4,8 +4,8 @@
 - ``DocumentStoreAPI``: documents, chunks, crawl state and per-crawl changes (``storage.docstore.DocumentStore``,
   ``storage.pg_stores.PgDocumentStore``).
 - ``RunStoreAPI``: the reindex runs (``storage.runs.RunStore``, ``storage.pg_stores.PgRunStore``).
-- ``AnnouncementStoreAPI``: announcement subscriptions (``storage.announcements.AnnouncementStore``,
-  ``storage.pg_announcements.PgAnnouncementStore``).
+- ``AnnouncementStoreAPI``: announcement subscriptions and the announcements found
+  (``storage.announcements.AnnouncementStore``, ``storage.pg_announcements.PgAnnouncementStore``).
 - ``InsightsStoreAPI``: the masked question log and the admin answers (``storage.insights.InsightsStore``,
   ``storage.pg_stores.PgInsightsStore``).
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any, Protocol, runtime_checkable
 
-from storage.announcements import Subscription
+from storage.announcements import Announcement, Subscription
 from storage.docstore import DocChanges, PageState
 from storage.insights import AdminAnswer
 from storage.models import Chunk, Document
@@ -90,3 +90,9 @@ class AnnouncementStoreAPI(Protocol):
     def topics(self, user_key: str) -> list[str]: ...
     def subscriptions(self, channel: str | None = None) -> list[Subscription]: ...
     def forget_user(self, user_key: str) -> int: ...
+    def add_announcements(self, drafts: list[Any], *, run_id: str = "", status: str = "pending"
+                          ) -> list[Announcement]: ...
+    def announcement(self, announcement_id: int) -> Announcement | None: ...
+    def announcements(self, *, status: str | None = None, limit: int = 50) -> list[Announcement]: ...
+    def set_status(self, announcement_id: int, status: str, *, expect: str | None = None) -> bool: ...
+    def set_summary(self, announcement_id: int, summary: str) -> bool: ...

@@ -1,5 +1,5 @@
 """The announcement store in PostgreSQL (``DATABASE_URL``), with the contract of ``storage.announcements``'s
-SQLite store (``storage.contracts.AnnouncementStoreAPI``); tables from migration 4 of ``storage.pg_migrations``.
+SQLite store (``storage.contracts.AnnouncementStoreAPI``); tables from migrations 5 and 6 of ``storage.pg_migrations``.
 
 A subscription is written under a transaction-scoped advisory lock on the user, so two replicas adding topics at
 once still respect ``MAX_TOPICS``.
@@ -12,7 +12,19 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from storage.announcements import MAX_TOPICS, Subscription, check_subscription, subscription_from_row, utc_now
+from storage.announcements import (
+    ANNOUNCEMENT_COLUMNS,
+    MAX_TOPICS,
+    Announcement,
+    Subscription,
+    announcement_from_row,
+    announcement_row,
+    check_status,
+    check_subscription,
+    check_summary,
+    subscription_from_row,
+    utc_now,
+)
 from storage.pg import PgDatabase
 
 __all__ = ["PgAnnouncementStore"]
@@ -86,3 +98,51 @@ class PgAnnouncementStore:
 
     def forget_user(self, user_key: str) -> int:
         return self.unsubscribe(user_key)
+
+    # --- announcements ----------------------------------------------------------------------------------------
+    def add_announcements(self, drafts: list[Any], *, run_id: str = "", status: str = "pending"
+                          ) -> list[Announcement]:
+        now = utc_now()
+        rows = [announcement_row(d, run_id, status, now) for d in drafts]
+        columns = ", ".join(ANNOUNCEMENT_COLUMNS)
+        marks = ", ".join(["%s"] * len(ANNOUNCEMENT_COLUMNS))
+
+        def run(conn: psycopg.Connection) -> list[int]:
+            added = []
+            for row in rows:
+                got = conn.execute(f"INSERT INTO announcements ({columns}) VALUES ({marks}) "
+                                   "ON CONFLICT (key) DO NOTHING RETURNING id", row).fetchone()
+                if got:
+                    added.append(int(got[0]))
+            return added
+
+        ids = self.db.write("recording announcements", run, repeatable=True)
+        return [a for a in (self.announcement(i) for i in ids) if a is not None]
+
+    def announcement(self, announcement_id: int) -> Announcement | None:
+        rows = self._rows("reading an announcement", "SELECT * FROM announcements WHERE id = %s",
+                          (int(announcement_id),))
+        return announcement_from_row(rows[0]) if rows else None
+
+    def announcements(self, *, status: str | None = None, limit: int = 50) -> list[Announcement]:
+        query, params = "SELECT * FROM announcements", ()
+        if status is not None:
+            query, params = query + " WHERE status = %s", (check_status(status),)
+        return [announcement_from_row(r) for r in self._rows("reading announcements",
+                                                             query + " ORDER BY id DESC LIMIT %s",
+                                                             (*params, int(limit)))]
+
+    def set_status(self, announcement_id: int, status: str, *, expect: str | None = None) -> bool:
+        check_status(status)
+        query = "UPDATE announcements SET status = %s, updated_at = %s WHERE id = %s"
+        params: tuple = (status, utc_now(), int(announcement_id))
+        if expect is not None:
+            query, params = query + " AND status = %s", (*params, check_status(expect))
+        return bool(self.db.write("changing an announcement", lambda conn: conn.execute(query, params).rowcount,
+                                  repeatable=True))
+
+    def set_summary(self, announcement_id: int, summary: str) -> bool:
+        summary = check_summary(summary)
+        return bool(self.db.write("editing an announcement", lambda conn: conn.execute(
+            "UPDATE announcements SET summary = %s, updated_at = %s WHERE id = %s AND status = 'pending'",
+            (summary, utc_now(), int(announcement_id))).rowcount, repeatable=True))

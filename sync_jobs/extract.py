@@ -194,6 +194,68 @@ def _page_title(soup, main) -> str:
     return h1
 
 
+_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def _page_facts(soup, url: str) -> dict[str, str]:
+    """What a page says about itself, read before the clean-up removes it (kept in the page document's ``meta``;
+    not part of the text nor its hash): ``published``, its publication date (``article:published_time``, JSON-LD
+    ``datePublished``, ``<time class="published" datetime>``) as YYYY-MM-DD, and ``trail`` / ``trail_paths``, its
+    breadcrumb (JSON-LD ``BreadcrumbList`` or a breadcrumb ``<nav>``) without the home page and the page itself, as
+    names joined by " | " and the same-host paths joined by spaces. Announcements (issue 32) use them."""
+    import json
+
+    facts: dict[str, str] = {}
+    dates: list[str] = []
+    tag = soup.find("meta", attrs={"property": "article:published_time"})
+    if tag is not None:
+        dates.append(str(tag.get("content", "")))
+    crumbs: list[tuple[str, str]] = []
+    for script in soup.find_all("script", attrs={"type": "application/ld+json"}):
+        try:
+            data = json.loads(script.string or "")
+        except ValueError:
+            continue
+        items = data.get("@graph", [data]) if isinstance(data, dict) else data if isinstance(data, list) else []
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            if isinstance(item.get("datePublished"), str):
+                dates.append(item["datePublished"])
+            if item.get("@type") == "BreadcrumbList" and not crumbs:
+                for entry in item.get("itemListElement") or []:
+                    if isinstance(entry, dict):
+                        target = entry.get("item")
+                        target = target.get("@id", "") if isinstance(target, dict) else target
+                        crumbs.append((normalize_inline(str(entry.get("name", ""))), str(target or "")))
+    for time_tag in soup.find_all("time", attrs={"datetime": True}):
+        if "published" in " ".join(time_tag.get("class") or []):
+            dates.append(str(time_tag["datetime"]))
+    if not crumbs:
+        nav = soup.find(attrs={"aria-label": re.compile("breadcrumb", re.I)}) or soup.find(
+            class_=re.compile("breadcrumb", re.I))
+        if nav is not None:
+            crumbs = [(normalize_inline(a.get_text(" ")), str(a["href"])) for a in nav.find_all("a", href=True)]
+    for value in dates:
+        match = _ISO_DATE.match(value.strip())
+        if match:
+            facts["published"] = match.group(1)
+            break
+    own = normalize_url(url)
+    trail = []
+    for name, target in crumbs:
+        resolved = resolve_link(url, target) if target else None
+        if not name or resolved is None or host_key(resolved) != host_key(url) or normalize_url(resolved) == own:
+            continue
+        path = urlsplit(resolved).path or "/"
+        if path != "/":
+            trail.append((name, path))
+    if trail:
+        facts["trail"] = " | ".join(n for n, _ in trail)
+        facts["trail_paths"] = " ".join(p for _, p in trail)
+    return facts
+
+
 def _robots_meta(soup) -> tuple[bool, bool]:
     noindex = nofollow = False
     for meta in soup.find_all("meta", attrs={"name": re.compile(r"^(robots|prodi-bot)$", re.I)}):
@@ -230,6 +292,7 @@ def _parse_html(url: str, body: bytes, content_type: str, fetched_at: str) -> Pa
         if candidate and host_key(candidate) == host_key(url):
             canonical = candidate
     doc_url = canonical or url
+    facts = _page_facts(soup, doc_url)
     clean_soup(soup)
     main = main_element(soup)
     title = _page_title(soup, main)
@@ -267,7 +330,7 @@ def _parse_html(url: str, body: bytes, content_type: str, fetched_at: str) -> Pa
             blocks = _with_headings(blocks, fallback)
         page = make_document(doc_url, title, _sections(blocks, title), kind="page", fetched_at=fetched_at)
         if page is not None:
-            documents.append(page)
+            documents.append(dataclasses.replace(page, meta=facts) if facts else page)
     if canonical and normalize_url(canonical) != normalize_url(url):
         documents = [dataclasses.replace(d, urls=(d.url, url)) for d in documents]
     return PageExtract(tuple(documents), tuple(links), canonical, noindex, nofollow, title)

@@ -9,6 +9,7 @@ import pytest
 
 from storage.announcements import MAX_TOPICS, Subscription
 from storage.contracts import AnnouncementStoreAPI
+from sync_jobs.announcements import Draft
 from tests.storage.conftest import Backend
 
 
@@ -88,3 +89,45 @@ def test_two_writers_at_once_keep_the_limit(backend: Backend) -> None:
         t.join()
     assert sorted(type(r).__name__ for r in results) == ["ValueError", "bool"]
     assert len(stores[1].topics("telegram:1")) == MAX_TOPICS
+
+
+# --- announcements ------------------------------------------------------------------------------------------
+
+
+def draft(key: str, title: str = "Beasiswa Bank Indonesia 2026 dibuka", summary: str = "Pendaftaran dibuka.") -> Draft:
+    return Draft(key=key, doc_id=f"d-{key}", url=f"http://p.example/{key}/", title=title, date="2026-11-20",
+                 summary=summary, text=f"{title}\n{summary} beasiswa", reason="new")
+
+
+def test_announcements_are_recorded_once_per_page_version(backend: Backend) -> None:
+    store = open_store(backend)
+    added = store.add_announcements([draft("a"), draft("b", "Seminar nasional")], run_id="r1")
+    assert [(a.title, a.status, a.run_id) for a in added] == [
+        ("Beasiswa Bank Indonesia 2026 dibuka", "pending", "r1"), ("Seminar nasional", "pending", "r1")]
+    assert added[0].topic_text.endswith("beasiswa") and added[0].as_json()["url"] == "http://p.example/a/"
+    # a second run, a restart, another replica: the same versions are not recorded again
+    assert open_store(backend).add_announcements([draft("a"), draft("c")], run_id="r2")[0].url.endswith("/c/")
+    assert [a.url[-2] for a in store.announcements()] == ["c", "b", "a"]  # newest first
+    assert [a.url[-2] for a in store.announcements(status="pending", limit=2)] == ["c", "b"]
+    assert store.announcement(added[0].id) == added[0] and store.announcement(99999) is None
+
+
+def test_status_and_summary_changes(backend: Backend) -> None:
+    store = open_store(backend)
+    a, b = store.add_announcements([draft("a"), draft("b")])
+    assert store.set_summary(a.id, "  Ringkasan   baru. ") is True
+    assert store.announcement(a.id).summary == "Ringkasan baru."
+    assert store.set_status(a.id, "sent", expect="pending") is True
+    assert store.set_status(a.id, "discarded", expect="pending") is False  # two admins: it moved once
+    assert store.set_summary(a.id, "terlambat") is False  # only while pending
+    assert store.set_status(b.id, "discarded") is True
+    assert [x.status for x in store.announcements()] == ["discarded", "sent"]
+    assert [x.id for x in store.announcements(status="sent")] == [a.id]
+    for bad in ("", " ", "x" * 1001):
+        with pytest.raises(ValueError):
+            store.set_summary(b.id, bad)
+    with pytest.raises(ValueError):
+        store.set_status(b.id, "gone")
+    with pytest.raises(ValueError):
+        store.add_announcements([draft("z", summary="")])
+    assert len(store.announcements()) == 2

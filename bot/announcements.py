@@ -1,0 +1,134 @@
+"""Announcements pushed from the nightly rescrape (issue 32): finding them at the end of a reindex.
+
+:class:`AnnouncingReindexJob` is the one reindex job (``sync_jobs.reindex.ReindexJob``) that also records the
+announcements of a successful run. While the job loads the crawled staging store (before it is promoted), the
+finder reads the crawl's added and changed documents there and the changed ones' previous versions in the serving
+store, and keeps the drafts ``sync_jobs.announcements.detect`` accepts; when the run ends in SUCCESS they are
+written to the announcement store (``pending``) and counted in the run's log (stage ``announcements``). A failed
+run records nothing. The first run of an empty store records nothing either: every page is new then, and none of it
+is news to anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bot.settings import Settings
+from sync_jobs.reindex import ReindexJob
+
+__all__ = ["AnnouncementFinder", "AnnouncingReindexJob", "announce_rules"]
+
+logger = logging.getLogger(__name__)
+
+
+def announce_rules(settings: Settings, today):  # -> sync_jobs.announcements.AnnounceRules
+    """ANNOUNCE_PATH_PREFIXES and ANNOUNCE_MAX_AGE_DAYS as the detector's rules, for ``today`` (in TIMEZONE)."""
+    from sync_jobs.announcements import AnnounceRules, prefixes_from
+
+    return AnnounceRules(prefixes=prefixes_from(settings.announce_path_prefixes),
+                         max_age_days=settings.announce_max_age_days, today=today)
+
+
+class AnnouncementFinder:
+    """Finds the drafts of one crawl (blocking, in the job's executor) and records them after the run."""
+
+    def __init__(self, settings: Settings, *, open_store: Callable[[], Any], open_docstore: Callable[[], Any],
+                 today: Callable[[], Any]) -> None:
+        """``open_store``: a new announcement store (closed after use); ``open_docstore``: the serving document
+        store; ``today``: the local date (``bot.wiring`` passes its own)."""
+        self.settings = settings
+        self._open_store = open_store
+        self._open_docstore = open_docstore
+        self._today = today
+        self._drafts: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def capture(self, staging: Path) -> int:
+        """Read the crawl's changes in ``staging`` (the crawled copy, not yet promoted) against the serving store.
+        Never raises: announcements must not fail a reindex."""
+        try:
+            drafts = self._detect(Path(staging))
+        except Exception:
+            logger.exception("finding announcements failed; the reindex goes on without them")
+            drafts = []
+        with self._lock:
+            self._drafts[Path(staging).name] = drafts
+        return len(drafts)
+
+    def _detect(self, staging: Path) -> list[Any]:
+        from storage.docstore import DocumentStore
+        from sync_jobs.announcements import detect
+
+        with DocumentStore(staging) as crawled:
+            changes = crawled.last_changes()
+            if not changes.touched:
+                return []
+            new_docs = {d.doc_id: d for d in crawled.documents()}
+        serving = self._open_docstore()
+        try:
+            if not serving.doc_hashes():
+                logger.info("announcements: the first crawl of an empty store is no news; none recorded")
+                return []
+            old_docs = {doc_id: serving.document(doc_id) for doc_id in changes.changed}
+        finally:
+            serving.close()
+        return detect(changes.added, changes.changed, new_docs, old_docs, announce_rules(self.settings, self._today()))
+
+    def take(self, staging_name: str) -> list[Any]:
+        with self._lock:
+            return self._drafts.pop(staging_name, [])
+
+    def record(self, drafts: list[Any], run_id: str) -> list[Any]:
+        """Write the drafts as pending announcements; those recorded before (same page version) are skipped."""
+        if not drafts:
+            return []
+        store = self._open_store()
+        try:
+            return store.add_announcements(drafts, run_id=run_id, status="pending")
+        finally:
+            store.close()
+
+
+class AnnouncingReindexJob(ReindexJob):
+    """The reindex job that records the announcements of a successful run (see the module docstring)."""
+
+    def __init__(self, *, finder: AnnouncementFinder, **kwargs: Any) -> None:
+        load = kwargs["load"]
+
+        def load_and_find(store_path):
+            found = finder.capture(store_path)
+            if found:
+                logger.info("announcements: %d found in this crawl", found)
+            return load(store_path)
+
+        kwargs["load"] = load_and_find
+        super().__init__(**kwargs)
+        self.finder = finder
+
+    async def run(self, trigger: str, requested_by: str | None = None):
+        final = await super().run(trigger, requested_by=requested_by)
+        drafts = self.finder.take(f"docstore-{final.run_id}.sqlite3")
+        if final.status != "SUCCESS" or not drafts:
+            return final
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        try:
+            added = await loop.run_in_executor(None, self.finder.record, drafts, final.run_id)
+        except Exception:
+            logger.exception("recording the announcements of run %s failed", final.run_id)
+            return final
+        line = {"run_id": final.run_id, "stage": "announcements",
+                "duration_s": round(time.perf_counter() - started, 3), "found": len(drafts),
+                "recorded": len(added), "ids": [a.id for a in added]}
+        try:
+            await loop.run_in_executor(None, self.runs.log, final.run_id, line)
+        except Exception as error:  # the announcements are stored; the log line is a courtesy
+            logger.warning("could not log the announcements of run %s: %s", final.run_id, error)
+        logger.info("reindex %s: %d announcement(s) recorded", final.run_id, len(added))
+        return final
