@@ -385,28 +385,32 @@ class FactsTable:
             text = self._render_area(str(constraints["bidang"]), rows)
         return self._result(rows, constraints, text)
 
+    def _role_fields(self, words: list[str], wanted: Sequence[str]
+                     ) -> tuple[set[str], list[tuple[_Lecturer, str, str, set[str]]]]:
+        """The question's distinctive words (``_distinctive``) and every lecturer field that could name a role
+        (not the name, not a field the question asks for), with its value's content words; nothing when the
+        question neither asks who nor asks for a field."""
+        distinctive = set(self._distinctive(words, wanted))
+        if not distinctive or not (set(words) & _PERSON_ASKED or wanted):
+            return set(), []
+        fields = [(lec, f, v, set(_content(_words(v)))) for lec in self.lecturers for f, v in lec.fields
+                  if _norm(f).strip() not in {"nama", "name"} and f not in wanted]
+        return distinctive, [x for x in fields if x[3]]
+
+    @staticmethod
+    def _role_row(lec: _Lecturer, field_name: str, value: str) -> dict[str, object]:
+        return {"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url, "field": field_name,
+                "value": value}
+
     def _by_role(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
         """The field values that name a role the question asks about: every word of the value is in the question
         ("Jabatan: Ketua Program Studi" for "siapa ketua program studi"), and it shares a word with the question
         that is neither generic ("program", "studi") nor a lecturer word ("dosen", "lektor"). Only one value may
         match: a rank several lecturers hold is not a role. The question asks who (or for a field of the person)."""
+        distinctive, fields = self._role_fields(words, wanted)
         wset = set(words)
-        if not (wset & _PERSON_ASKED or wanted):
-            return []
-        distinctive = set(self._distinctive(words, wanted))
-        if not distinctive:
-            return []
-        found: list[dict[str, object]] = []
-        for lec in self.lecturers:
-            for f, v in lec.fields:
-                value = set(_content(_words(v)))
-                if _norm(f).strip() in {"nama", "name"} or f in wanted or not value:
-                    continue
-                if value <= wset and value & distinctive:
-                    found.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
-                                  "field": f, "value": v})
-        values = {_norm(str(r["value"])) for r in found}
-        return found if len(values) == 1 and len(found) == 1 else []
+        found = [self._role_row(lec, f, v) for lec, f, v, value in fields if value <= wset and value & distinctive]
+        return found if len(found) == 1 else []
 
     def _distinctive(self, words: list[str], wanted: Sequence[str]) -> list[str]:
         """The question's words that may name a role: content words some field value uses that are neither
@@ -418,22 +422,16 @@ class FactsTable:
     def _roles_within(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
         """The role values that hold every distinctive word of the question and say more ("koordinator" →
         "Koordinator Skripsi", "Koordinator Kerja Praktik"), when two or three people hold them: the candidates of
-        an ask-back. More are a list, one is no ambiguity (``_by_role`` takes an exact one)."""
+        an ask-back. More are a list, one is no ambiguity (``_by_role`` takes an exact one). A value of more than
+        six words is prose, not a role."""
+        distinctive, fields = self._role_fields(words, wanted)
         wset = set(words)
-        distinctive = set(self._distinctive(words, wanted))
-        if not distinctive or not (wset & _PERSON_ASKED or wanted):
-            return []
         found: list[dict[str, object]] = []
-        for lec in self.lecturers:
-            for f, v in lec.fields:
-                value = set(_content(_words(v)))
-                if _norm(f).strip() in {"nama", "name"} or f in wanted or not value:
-                    continue
-                if distinctive <= value and not value <= wset and len(value) <= 6:
-                    found.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
-                                  "field": f, "value": v})
-                    break
-        return found if 2 <= len({r["doc_id"] for r in found}) <= 3 else []
+        for lec, f, v, value in fields:
+            if distinctive <= value and not value <= wset and len(value) <= 6 and \
+                    all(r["doc_id"] != lec.doc_id for r in found):
+                found.append(self._role_row(lec, f, v))
+        return found if 2 <= len(found) <= 3 else []
 
     @staticmethod
     def _render_role(rows: Sequence[dict[str, object]]) -> str:

@@ -155,3 +155,11 @@ def member_update(*, user_id: int = 4242) -> dict[str, Any]:
             "new_chat_member": {"status": "kicked", "user": BOT_USER, "until_date": 0},
         },
     }
+
+
+async def feed(app: Any, data: dict[str, Any]) -> None:
+    """Process one update dict through a python-telegram-bot Application, as a webhook delivery would."""
+    from telegram import Update
+
+    await app.process_update(Update.de_json(data, app.bot))
+

@@ -70,3 +70,19 @@ async def fake_apis():
     apis = await FakeApis().start()
     yield apis
     await apis.close()
+
+
+@pytest.fixture
+async def tg(service, fake_apis):
+    """The real python-telegram-bot Application over ``service`` (this module's or the one above), in webhook mode
+    against the loopback Bot API stand-in."""
+    from bot.channels.telegram import build_telegram_application
+    from handlers.telegram import TelegramHandlers
+
+    app = build_telegram_application(
+        "123:fake", TelegramHandlers(service, typing_interval=0.05), base_url=fake_apis.telegram_base, webhook=True
+    )
+    await app.initialize()
+    yield app
+    await app.shutdown()
+

@@ -8,23 +8,20 @@ from __future__ import annotations
 import time
 
 import pytest
-from telegram import Update
 
 from bot import wiring
 from bot.channels.base import ChannelContext
 from bot.channels.console import CONSOLE_RATE_LIMIT, ConsoleChannel
-from bot.channels.telegram import build_telegram_application
 from bot.settings import Settings
 from generation.types import Answer
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef
 from handlers.choices import parse_pick_id, pick_ids, short_titles
-from handlers.telegram import TelegramHandlers
 from handlers.web import WebApi
 from handlers.whatsapp import GraphClient, GraphConfig, WhatsAppWebhook, parse_payload
 from tests.auxil.answerer import ASK_BACK_CHOICES, ASK_BACK_TEXT, AskBackAnswerer
 from tests.auxil.platform_payloads import wa_text
-from tests.auxil.telegram_offline import callback_update, text_update
+from tests.auxil.telegram_offline import callback_update, feed, text_update
 from tests.handlers.whatsapp_payloads import wa_button_reply
 
 ALICE = UserRef("telegram", "42")
@@ -152,20 +149,6 @@ async def test_console_numbers_the_choices_and_a_number_picks_one(data_dir):
 
 
 # --- Telegram ----------------------------------------------------------------------------------------------------
-
-@pytest.fixture
-async def tg(service, fake_apis):
-    app = build_telegram_application(
-        "123:fake", TelegramHandlers(service, typing_interval=0.05), base_url=fake_apis.telegram_base, webhook=True
-    )
-    await app.initialize()
-    yield app
-    await app.shutdown()
-
-
-async def feed(app, data: dict) -> None:
-    await app.process_update(Update.de_json(data, app.bot))
-
 
 async def test_telegram_shows_the_choices_as_inline_buttons_and_a_press_is_the_choice(tg, fake_apis, answerer):
     await feed(tg, text_update("Siapa ketua program studi?"))

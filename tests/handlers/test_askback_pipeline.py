@@ -8,12 +8,9 @@ pick ("yg kaprodi aja") does the same."""
 from __future__ import annotations
 
 import pytest
-from telegram import Update
 
 from bot import wiring
-from bot.channels.telegram import build_telegram_application
-from handlers.telegram import TelegramHandlers
-from tests.auxil.telegram_offline import callback_update, text_update
+from tests.auxil.telegram_offline import callback_update, feed, text_update
 
 
 @pytest.fixture
@@ -27,20 +24,6 @@ async def service(sample_site_index, redis_url):
     yield service
     pool.close()
     await stores.close()
-
-
-@pytest.fixture
-async def tg(service, fake_apis):
-    app = build_telegram_application(
-        "123:fake", TelegramHandlers(service, typing_interval=0.05), base_url=fake_apis.telegram_base, webhook=True
-    )
-    await app.initialize()
-    yield app
-    await app.shutdown()
-
-
-async def feed(app, data: dict) -> None:
-    await app.process_update(Update.de_json(data, app.bot))
 
 
 async def test_the_pipeline_asks_back_on_telegram_and_a_press_answers_the_chosen_reading(tg, fake_apis):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from telegram import Update
 from telegram.ext import Application
 
 from bot.channels.telegram import build_telegram_application
@@ -17,6 +16,7 @@ from tests.auxil.telegram_offline import (
     callback_update,
     channel_post_update,
     edited_text_update,
+    feed,
     member_update,
     photo_update,
     text_update,
@@ -46,20 +46,6 @@ async def offline_app(service):
     app.errors = errors  # type: ignore[attr-defined]
     yield app
     await app.shutdown()
-
-
-@pytest.fixture
-async def tg(service, fake_apis):
-    app = build_telegram_application(
-        "123:fake", TelegramHandlers(service, typing_interval=0.05), base_url=fake_apis.telegram_base, webhook=True
-    )
-    await app.initialize()
-    yield app
-    await app.shutdown()
-
-
-async def feed(app: Application, data: dict) -> None:
-    await app.process_update(Update.de_json(data, app.bot))
 
 
 @pytest.mark.parametrize(
