@@ -268,6 +268,7 @@ class OpsSettings(_Group):
     lock_ttl_seconds: float = knob("REINDEX_LOCK_TTL_SECONDS", 300.0, ge=5)
     misfire_grace_seconds: int = knob("REINDEX_MISFIRE_GRACE_SECONDS", 3600, ge=1)
     index_reload_interval_seconds: float = knob("INDEX_RELOAD_INTERVAL_SECONDS", 30.0, ge=0)
+    index_keep_versions: int = knob("INDEX_KEEP_VERSIONS", 2, ge=2, le=100)
     in_subprocess: bool = knob("REINDEX_IN_SUBPROCESS", True)
 
 

@@ -191,8 +191,20 @@ def build_embedder(settings: Settings):  # -> retrieval.Embedder
     return make_embedder(settings.embedder, cache_dir=settings.index_dir / "cache")
 
 
+def build_index_store(settings: Settings):  # -> storage.pg_index.PgIndexStore | None
+    """Where index versions travel between hosts: PostgreSQL with DATABASE_URL (storage.pg_index), else None (the
+    versions stay on this disk, as on one host)."""
+    db = shared_database(settings)
+    if db is None:
+        return None
+    from storage.pg_index import PgIndexStore
+
+    return PgIndexStore(db)
+
+
 def build_index_manager(settings: Settings, embedder=None):  # -> retrieval.IndexManager
-    """The IndexManager over DATA_DIR/index (one per process: it caches the loaded index and hot-reloads it)."""
+    """The IndexManager over DATA_DIR/index (one per process: it caches the loaded index and hot-reloads it). With
+    DATABASE_URL it publishes each version it builds to PostgreSQL and ``sync()`` fetches the others'."""
     from retrieval.index import IndexManager
 
     config = build_retrieval_config(settings)
@@ -201,10 +213,11 @@ def build_index_manager(settings: Settings, embedder=None):  # -> retrieval.Inde
         from retrieval.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(config.reranker_model_path)
-    return IndexManager(settings.index_dir, config, embedder or build_embedder(settings), reranker=reranker)
+    return IndexManager(settings.index_dir, config, embedder or build_embedder(settings), reranker=reranker,
+                        store=build_index_store(settings), keep_versions=settings.ops.index_keep_versions)
 
 
-__all__ += ["build_embedder", "build_index_manager", "build_retrieval_config"]
+__all__ += ["build_embedder", "build_index_manager", "build_index_store", "build_retrieval_config"]
 
 # --- generation (LLM backend, worker pool, answer pipeline) --------------------------------------------------
 
@@ -505,6 +518,7 @@ class ServeOperations:
 
     async def start(self, *, schedule: bool = True) -> None:
         if self.watcher is not None:
+            await self.watcher.check()  # with DATABASE_URL: fetch the shared version first (before /readyz is 200)
             await self.watcher.start()
         if schedule and self.schedule is not None:
             self.schedule.start()
@@ -723,11 +737,18 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
 
 
 def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None):  # -> IndexWatcher
-    """Reloads ``index_manager`` on an ``INDEX_CHANNEL`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS."""
+    """Reloads ``index_manager`` on an ``INDEX_CHANNEL`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS;
+    with DATABASE_URL it first fetches the newest version published in PostgreSQL when this host lacks it."""
     from bot.ops.index_watcher import IndexWatcher
     from sync_jobs.reindex import index_info
 
     def reload() -> bool:  # blocking: runs in the executor
+        if getattr(index_manager, "store", None) is not None:
+            try:
+                index_manager.sync()
+            except Exception as error:  # PostgreSQL away, a bad download: the version in use keeps serving
+                logger.error("could not bring the shared index version here: %s; still serving %s", error,
+                             index_manager.current_version())
         changed = index_manager.reload_if_changed()
         if changed and metrics is not None:
             info = index_info(index_manager.root)

@@ -9,7 +9,13 @@ Layout under the index root (``DATA_DIR/index``)::
                             without it load with an empty alias table), fusion.json (fusion constants fitted
                             for this corpus by `python -m bot calibrate`; optional, carried to the next build)
     versions/.tmp-<name>/   a build in progress (removed if a build dies half-way)
-    .build.lock             one build at a time (fcntl lock)
+    versions/.fetch-<name>-*/  a version being downloaded from the shared store (renamed once every checksum matched)
+    .build.lock             one build (or fetch) at a time (fcntl lock)
+
+With a shared ``store`` (``VersionStore``: ``storage.pg_index.PgIndexStore`` when DATABASE_URL is PostgreSQL) the
+versions travel between hosts that share no disk: a build publishes its version before switching to it (a failed
+publish fails the build and the old version keeps serving), and ``sync()`` brings the newest published version here.
+Each side keeps the last ``keep_versions`` versions (INDEX_KEEP_VERSIONS).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any, Protocol
 
 import hnswlib
 import numpy as np
@@ -43,7 +50,7 @@ from retrieval.tuning import FUSION_FILE, FusionFit, apply_fusion, load_fusion, 
 from retrieval.types import Embedder
 from storage.models import Chunk, Document
 
-__all__ = ["FORMAT_VERSION", "BuildReport", "IndexManager", "IndexUnavailable"]
+__all__ = ["FORMAT_VERSION", "BuildReport", "IndexManager", "IndexUnavailable", "VersionStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +61,18 @@ _REQUIRED = ("params.json", "chunks.jsonl", "vectors.npy", "labels.npy", "hnsw.b
 
 class IndexUnavailable(RuntimeError):
     """The index is missing, partial, corrupted or built for another embedder; the message says how to fix it."""
+
+
+class VersionStore(Protocol):
+    """Where index versions travel between hosts (``storage.pg_index.PgIndexStore``). Its errors name what failed."""
+
+    def publish(self, name: str, directory: Path, *, only_if_empty: bool = False) -> Any: ...
+
+    def latest(self) -> str | None: ...
+
+    def fetch(self, name: str, versions_dir: Path) -> Path: ...
+
+    def prune(self, keep: int, *, protect: tuple[str, ...] = ()) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +125,12 @@ class IndexManager:
     """Builds index versions under ``root`` and serves the current one, reloading when the pointer changes."""
 
     def __init__(
-        self, root: Path, config: RetrievalConfig, embedder: Embedder, reranker: Reranker | None = None
+        self, root: Path, config: RetrievalConfig, embedder: Embedder, reranker: Reranker | None = None, *,
+        store: VersionStore | None = None, keep_versions: int = 2,
     ) -> None:
         self.root = Path(root)
+        self.store = store  # the shared version store of several hosts, or None (this disk only)
+        self.keep_versions = max(1, int(keep_versions))
         self.config = config
         self.embedder = embedder
         self.reranker = reranker
@@ -359,6 +381,8 @@ class IndexManager:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        if self.store is not None:
+            self._publish(name, final)
         self._switch(name)
         self._cleanup(keep={name, prev_name})
         report = BuildReport(
@@ -455,7 +479,69 @@ class IndexManager:
             os.fsync(fh.fileno())
         os.replace(tmp, self.pointer)
 
+    def _publish(self, name: str, path: Path) -> None:
+        """Share a new version before switching to it: when that fails, the version is removed and the error
+        raised (the build fails, every host keeps the old version). Pruning the store only logs its failure."""
+        assert self.store is not None
+        try:
+            self.store.publish(name, path)
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)
+            raise
+        try:
+            self.store.prune(self.keep_versions, protect=(name,))
+        except Exception as error:
+            logger.warning("pruning old index versions in the shared store failed: %s", error)
+
+    def sync(self) -> str | None:
+        """With a shared store: make the newest complete published version current here, fetching it (every
+        checksum verified) when this host lacks it, and prune local versions beyond ``keep_versions``. Returns the
+        version switched to, or None when nothing changed (no store, already current, or a build or fetch runs in
+        another process of this host). A store without any version is seeded with this host's current one (a
+        deployment moving to several hosts). Blocking. Raises the store's errors (``StoreError``,
+        ``IndexTransferError``); the version in use keeps serving then."""
+        if self.store is None:
+            return None
+        latest = self.store.latest()
+        current = self.current_version()
+        if latest is not None and latest == current:
+            return None
+        self.versions_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".build.lock", "a+") as lock_file:
+            try:
+                fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return None  # a build on this host switches the pointer itself; a fetch here is already running
+            try:
+                current = self.current_version()
+                if latest is None:
+                    if current and (self.versions_dir / current / "params.json").is_file():
+                        if self.store.publish(current, self.versions_dir / current, only_if_empty=True) is not None:
+                            logger.info("seeded the shared index store with version %s", current)
+                    return None
+                if latest == current:
+                    return None
+                if not (self.versions_dir / latest).is_dir():
+                    started = time.perf_counter()
+                    self.store.fetch(latest, self.versions_dir)
+                    logger.info("fetched index version %s in %.2f s", latest, time.perf_counter() - started)
+                self._switch(latest)
+                self._cleanup(keep={latest, current})
+            finally:
+                fcntl.flock(lock_file, fcntl.LOCK_UN)
+        return latest
+
     def _cleanup(self, keep: set[str | None]) -> None:
+        """Remove old versions (all but ``keep`` and the newest ``keep_versions``) and leftovers; under the lock."""
+        def arrived(path: Path) -> tuple[int, str]:  # built or fetched here: newest first (a name has seconds only)
+            try:
+                return path.stat().st_mtime_ns, path.name
+            except OSError:
+                return 0, path.name
+
+        newest = sorted((p for p in self.versions_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                        key=arrived, reverse=True)
+        keep = set(keep) | {p.name for p in newest[: self.keep_versions]}
         for path in self.versions_dir.iterdir():
             if path.name in keep:
                 continue

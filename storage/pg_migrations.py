@@ -140,6 +140,24 @@ CREATE TABLE admin_answers (
 );
 """
 
+_INDEX = """
+CREATE TABLE index_versions (
+    name TEXT PRIMARY KEY,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    completed_at TIMESTAMPTZ,
+    manifest JSONB NOT NULL,
+    complete BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX index_versions_complete ON index_versions (completed_at) WHERE complete;
+CREATE TABLE index_artifacts (
+    version TEXT NOT NULL REFERENCES index_versions (name) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (version, path, chunk_no)
+);
+"""
+
 _SUBSCRIPTIONS = """
 CREATE TABLE subscriptions (
     user_key TEXT NOT NULL,
@@ -174,6 +192,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents and crawl state", _DOCUMENTS),
     (2, "job runs", _RUNS),
     (3, "question log and admin answers", _INSIGHTS),
+    (4, "index versions and their artifacts (storage.pg_index)", _INDEX),
     (5, "announcement subscriptions", _SUBSCRIPTIONS),
     (6, "announcements", _ANNOUNCEMENTS),
 ]
