@@ -98,7 +98,9 @@ class AnnouncementFinder:
 class AnnouncingReindexJob(ReindexJob):
     """The reindex job that records the announcements of a successful run (see the module docstring)."""
 
-    def __init__(self, *, finder: AnnouncementFinder, **kwargs: Any) -> None:
+    def __init__(self, *, finder: AnnouncementFinder, send_now: Callable[[int], Any] | None = None,
+                 **kwargs: Any) -> None:
+        """``send_now(announcement_id)``: ANNOUNCE_MODE=auto sends each recorded announcement at once."""
         load = kwargs["load"]
 
         def load_and_find(store_path):
@@ -110,6 +112,7 @@ class AnnouncingReindexJob(ReindexJob):
         kwargs["load"] = load_and_find
         super().__init__(**kwargs)
         self.finder = finder
+        self.send_now = send_now
 
     async def run(self, trigger: str, requested_by: str | None = None):
         final = await super().run(trigger, requested_by=requested_by)
@@ -131,4 +134,53 @@ class AnnouncingReindexJob(ReindexJob):
         except Exception as error:  # the announcements are stored; the log line is a courtesy
             logger.warning("could not log the announcements of run %s: %s", final.run_id, error)
         logger.info("reindex %s: %d announcement(s) recorded", final.run_id, len(added))
+        if self.send_now is not None:
+            for announcement in added:
+                try:
+                    await self.send_now(announcement.id)
+                except Exception:  # it stays recorded; the admin page shows its counts
+                    logger.exception("sending announcement %s at once (ANNOUNCE_MODE=auto) failed", announcement.id)
         return final
+
+
+class AnnouncementDesk:
+    """What admins do with announcements (``/admin``, ``python -m bot announcements``): list them with their
+    delivery counts, send a pending one (pending → sent, then delivered; two clicks send once), edit its summary,
+    discard it. ``deliverer()`` builds a ``bot.announce_delivery.Deliverer`` over the store."""
+
+    def __init__(self, store: Any, deliverer: Callable[[Any], Any] | None = None) -> None:
+        self.store = store
+        self._deliverer = deliverer
+
+    async def _blocking(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        import functools
+
+        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args, **kwargs))
+
+    def listing(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Newest first, each with its delivery counts (blocking)."""
+        out = []
+        for a in self.store.announcements(limit=limit):
+            counts = self.store.delivery_counts(a.id)
+            out.append({**a.as_json(), "deliveries": {k: counts.get(k, 0) for k in ("sent", "skipped", "failed",
+                                                                                     "sending")}})
+        return out
+
+    async def send(self, announcement_id: int) -> dict[str, Any]:
+        """Approve and deliver; ValueError when it is not pending (already sent or discarded) or unknown."""
+        if not await self._blocking(self.store.set_status, announcement_id, "sent", expect="pending"):
+            raise ValueError(f"announcement {announcement_id} is not waiting (unknown, sent or discarded)")
+        announcement = await self._blocking(self.store.announcement, announcement_id)
+        if self._deliverer is None:
+            return {"announcement_id": announcement_id, "delivered": False}
+        report = await self._deliverer(announcement)
+        return {**report.as_json(), "delivered": True}
+
+    async def edit(self, announcement_id: int, summary: str) -> Any:
+        if not await self._blocking(self.store.set_summary, announcement_id, summary):
+            raise ValueError(f"announcement {announcement_id} is not waiting (unknown, sent or discarded)")
+        return await self._blocking(self.store.announcement, announcement_id)
+
+    async def discard(self, announcement_id: int) -> None:
+        if not await self._blocking(self.store.set_status, announcement_id, "discarded", expect="pending"):
+            raise ValueError(f"announcement {announcement_id} is not waiting (unknown, sent or discarded)")

@@ -168,6 +168,7 @@ class ServeApp:
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
             admin_runs=wiring.build_run_views(s, self.ops),
             admin_insights=self.insights,
+            announcements=wiring.build_announcement_desk(s, store=self.subscriptions, state=stores.state),
             health_checks=checks,
             metrics=self.metrics,
             before_metrics=self._queue_depth,

@@ -48,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "runs": "bot.cmd_runs:cmd_runs",
     "insights": "bot.cmd_insights:cmd_insights",
     "migrate-store": "bot.cmd_store:cmd_migrate_store",
+    "announcements": "bot.cmd_announcements:cmd_announcements",
 }
 
 
@@ -116,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("migrate-store", "copy the SQLite stores of DATA_DIR into PostgreSQL and compare the row counts")
     p.add_argument("--to", metavar="URL", help="postgresql://user:password@host:5432/db[?schema=name] "
                                               "(default DATABASE_URL)")
+    p = add("announcements", "recent announcements found by the reindex, with their delivery counts")
+    p.add_argument("--last", type=int, default=20, metavar="N", help="how many to list (default 20)")
     return parser
 
 

@@ -58,6 +58,7 @@ class ServerParts:
     reindex: Callable[[], Awaitable[Any] | Any] | None = None
     admin_runs: Any = None  # bot.run_views.RunViews: the run pages, live progress and trends
     admin_insights: Any = None  # bot.insights.Insights: the unanswered-question report and the admin answers
+    announcements: Any = None  # bot.announcements.AnnouncementDesk: "Pengumuman baru" (send / edit / discard)
     health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
     readiness: Any = None  # bot.readiness.Readiness: /readyz
     metrics: Any = None
@@ -392,6 +393,56 @@ class _Routes:
             return json_error(404, f"no admin answer {raw} (or it was already deleted)")
         return web.json_response({"deleted": int(raw)})
 
+    # --- announcements (issue 32) -----------------------------------------------------------------------------
+    def _announcement(self, request: web.Request) -> tuple[web.StreamResponse | None, int]:
+        refused = self._admin_ok(request)
+        if refused is not None:
+            return refused, 0
+        if self.parts.announcements is None:
+            return json_error(503, "announcements are not available in this process"), 0
+        raw = request.match_info.get("announcement_id", "0")
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > MAX_ID_DIGITS:
+            return json_error(404, f"no announcement {raw[:40]!r}"), 0
+        return None, int(raw)
+
+    async def admin_announcements(self, request: web.Request) -> web.StreamResponse:
+        """GET: the recent announcements, newest first, with their delivery counts."""
+        refused, _ = self._announcement(request)
+        if refused is not None:
+            return refused
+        items = await self._blocking(self.parts.announcements.listing, 50)
+        return web.json_response({"announcements": items}, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+    async def admin_announcement_action(self, request: web.Request) -> web.StreamResponse:
+        """POST …/{id}/send | /summary {"summary"} | /discard. 409 when it is no longer waiting."""
+        refused, announcement_id = self._announcement(request)
+        if refused is not None:
+            return refused
+        desk, action = self.parts.announcements, request.match_info["action"]
+        try:
+            if action == "send":
+                result: Any = await desk.send(announcement_id)
+            elif action == "discard":
+                await desk.discard(announcement_id)
+                result = {"discarded": announcement_id}
+            else:
+                try:
+                    body = await read_json(request)
+                except WebApiError as error:
+                    return json_error(error.status, error.message)
+                summary = body.get("summary") if isinstance(body, dict) else None
+                if not isinstance(summary, str):
+                    return json_error(400, 'send {"summary": "..."}: the new summary as text')
+                try:
+                    result = {"announcement": (await desk.edit(announcement_id, summary)).as_json()}
+                except ValueError as error:
+                    if "not waiting" not in str(error):
+                        return json_error(400, str(error))
+                    raise
+        except ValueError as error:
+            return json_error(409, str(error))
+        return web.json_response(result, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
     # --- health and metrics ----------------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
         """Liveness: 200 whenever this process answers. The checks (index, Redis) are listed for people, but a
@@ -445,6 +496,9 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_get("/admin/api/insights", routes.admin_insights)
     app.router.add_post("/admin/api/answers", routes.admin_answer_save)
     app.router.add_post("/admin/api/answers/{answer_id}/delete", routes.admin_answer_delete)
+    app.router.add_get("/admin/api/announcements", routes.admin_announcements)
+    app.router.add_post("/admin/api/announcements/{announcement_id}/{action:send|summary|discard}",
+                        routes.admin_announcement_action)
     app.router.add_get("/healthz", routes.healthz)
     app.router.add_get("/readyz", routes.readyz)
     app.router.add_get("/metrics", routes.metrics)

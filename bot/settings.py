@@ -411,6 +411,12 @@ class Settings(BaseSettings):
     announce_path_prefixes: str = ""
     # a new or changed page with a publication date this recent is an announcement wherever it lies; 0 = off
     announce_max_age_days: int = Field(30, ge=0, le=3650)
+    # review: new announcements wait on /admin for one click (send, edit, discard); auto: sent at once
+    announce_mode: Literal["review", "auto"] = "review"
+    # the approved WhatsApp template for announcements outside the 24-hour window (body {{1}} title, {{2}}
+    # summary, {{3}} link) and its language; unset = such deliveries are skipped and counted
+    whatsapp_announce_template: str | None = None
+    whatsapp_announce_template_language: str = "id"
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

@@ -85,6 +85,45 @@ def open_announcement_store(settings: Settings):  # -> storage.contracts.Announc
     return AnnouncementStore(settings.data_dir / "announcements.sqlite3")
 
 
+def build_announcement_desk(settings: Settings, store=None, state=None):  # -> bot.announcements.AnnouncementDesk
+    """Send / edit / discard announcements and deliver them (issue 32): Telegram with TELEGRAM_TOKEN, WhatsApp with
+    WHATSAPP_TOKEN + WHATSAPP_PHONE_NUMBER_ID (the 24-hour window read from ``state``, the per-user state; Redis
+    with REDIS_URL); the senders live for one delivery."""
+    from bot.announce_delivery import Deliverer, TelegramAnnouncer, WhatsAppAnnouncer
+    from bot.announcements import AnnouncementDesk
+
+    store = store if store is not None else open_announcement_store(settings)
+    c = settings.channels
+
+    async def deliver(announcement):
+        senders = {}
+        user_state = state
+        if c.telegram_token:
+            senders["telegram"] = TelegramAnnouncer(c.telegram_token.get_secret_value(),
+                                                    base_url=c.telegram_api_base_url)
+        if c.whatsapp_token and c.whatsapp_phone_number_id:
+            from handlers.whatsapp import GraphClient, GraphConfig
+
+            if user_state is None:
+                user_state = build_channel_stores(settings).state
+            graph = GraphClient(GraphConfig(base_url=c.whatsapp_graph_base_url,
+                                            phone_number_id=c.whatsapp_phone_number_id,
+                                            token=c.whatsapp_token.get_secret_value()))
+            senders["whatsapp"] = WhatsAppAnnouncer(graph, user_state.last_inbound,
+                                                    template=settings.whatsapp_announce_template or "",
+                                                    language=settings.whatsapp_announce_template_language)
+        try:
+            return await Deliverer(store, senders).deliver(announcement)
+        finally:
+            for sender in senders.values():
+                try:
+                    await sender.close()
+                except Exception as error:  # closing is a courtesy
+                    logger.debug("closing an announcement sender failed: %s", error)
+
+    return AnnouncementDesk(store, deliver)
+
+
 def insights_exist(settings: Settings) -> bool:
     """Whether there is a question log to read (always, in PostgreSQL)."""
     return settings.database_url is not None or settings.insights_path.exists()
@@ -169,7 +208,7 @@ def crawl_target(settings: Settings, seeds=None, max_pages=None) -> Iterator[Any
 
 
 __all__ += [
-    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "insights_exist", "open_announcement_store", "open_docstore",
+    "DEMO_ORIGIN", "build_crawl_config", "crawl_target", "insights_exist", "open_announcement_store", "open_docstore", "build_announcement_desk",
     "open_insights_store",
     "require_site", "shared_database", "uses_demo_site",
 ]
@@ -696,6 +735,8 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
     return AnnouncingReindexJob(  # a ReindexJob that also records the run's announcements (issue 32)
         finder=AnnouncementFinder(settings, open_store=lambda: open_announcement_store(settings),
                                   open_docstore=lambda: open_docstore(settings), today=lambda: local_today(settings)),
+        # ANNOUNCE_MODE=auto: what a run found is sent at once
+        send_now=build_announcement_desk(settings).send if settings.announce_mode == "auto" else None,
         config=config,
         runs=build_run_store(settings),
         lock=build_reindex_lock(settings, redis),

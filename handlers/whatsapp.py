@@ -45,7 +45,7 @@ import logging
 import string
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -389,6 +389,16 @@ class GraphClient:
     async def send_text(self, to: str, body: str) -> str:
         """Send a text (no link preview); returns the new message id."""
         sent = await self._call(lambda wa: wa.send_message(to=to, text=body, preview_url=False))
+        return sent.id
+
+    async def send_template(self, to: str, name: str, language: str, body_params: Sequence[str]) -> str:
+        """Send the approved template ``name`` in ``language`` (e.g. ``id``) with its body variables {{1}}, {{2}}, …
+        filled in order, through pywa's template API: what may go out outside the 24-hour window."""
+        from pywa_async.types.templates import BodyText, TemplateLanguage
+
+        params = [BodyText.params(*[str(p)[:1024] for p in body_params])]
+        sent = await self._call(lambda wa: wa.send_template(to=to, name=name, language=TemplateLanguage(language),
+                                                            params=params))
         return sent.id
 
     async def send_feedback_buttons(self, to: str, trace_id: str, body: str = FEEDBACK_PROMPT) -> str:

@@ -10,6 +10,9 @@ One SQLite file (``DATA_DIR/announcements.sqlite3``; PostgreSQL with ``DATABASE_
 - ``announcements``: what a reindex found (``sync_jobs.announcements``): title, date, summary (verbatim lead
   sentences; the admin may edit it), link, status (``pending`` → ``sent`` or ``discarded``), the run that found
   it. ``key`` (the page version) is unique, so a second reindex, a restart or another replica records it once.
+- ``deliveries``: one row per (announcement, subscriber), claimed (``sending``) before the message goes out and
+  finished as ``sent``, ``skipped`` (WhatsApp outside the 24-hour window without a template) or ``failed``. The
+  claim is an insert on the primary key: a restart, a second reindex or another replica never sends twice.
 
 Blocking: async callers run the methods in an executor. Bad input raises ValueError and writes nothing.
 """
@@ -29,6 +32,7 @@ __all__ = ["ALL", "ANNOUNCEMENT_STATUSES", "MAX_TOPICS", "Announcement", "Announ
            "check_subscription"]
 
 ANNOUNCEMENT_STATUSES = ("pending", "sent", "discarded")
+DELIVERY_STATUSES = ("sending", "sent", "skipped", "failed")
 MAX_SUMMARY_CHARS = 1000
 
 ALL = "all"
@@ -59,6 +63,16 @@ CREATE TABLE IF NOT EXISTS announcements (
     topic_text TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS announcements_status ON announcements (status, id);
+CREATE TABLE IF NOT EXISTS deliveries (
+    announcement_id INTEGER NOT NULL,
+    user_key TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    status TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (announcement_id, user_key)
+);
 """
 
 
@@ -217,8 +231,11 @@ class AnnouncementStore:
             return [subscription_from_row(r) for r in self._db.execute(query + " ORDER BY user_key, topic", params)]
 
     def forget_user(self, user_key: str) -> int:
-        """Everything stored about the user here (``/hapus``)."""
-        return self.unsubscribe(user_key)
+        """Everything stored about the user here (``/hapus``): subscriptions and delivery records."""
+        removed = self.unsubscribe(user_key)
+        with self._write() as db:
+            db.execute("DELETE FROM deliveries WHERE user_key = ?", (user_key,))
+        return removed
 
     # --- announcements ----------------------------------------------------------------------------------------
     def add_announcements(self, drafts: list[Any], *, run_id: str = "", status: str = "pending"
@@ -267,3 +284,27 @@ class AnnouncementStore:
         with self._write() as db:
             return db.execute("UPDATE announcements SET summary = ?, updated_at = ? WHERE id = ? AND status = "
                               "'pending'", (summary, utc_now(), int(announcement_id))).rowcount > 0
+
+    # --- deliveries ------------------------------------------------------------------------------------------
+    def claim_delivery(self, announcement_id: int, user_key: str, channel: str) -> bool:
+        """Claim (announcement, user) for one send; False when it was claimed before (by anyone, ever)."""
+        with self._write() as db:
+            return db.execute("INSERT OR IGNORE INTO deliveries (announcement_id, user_key, channel, status, "
+                              "updated_at) VALUES (?,?,?,'sending',?)",
+                              (int(announcement_id), user_key, channel, utc_now())).rowcount > 0
+
+    def finish_delivery(self, announcement_id: int, user_key: str, status: str, *, detail: str = "",
+                        attempts: int = 1) -> None:
+        if status not in DELIVERY_STATUSES[1:]:
+            raise ValueError(f"unknown delivery status {status!r}")
+        with self._write() as db:
+            db.execute("UPDATE deliveries SET status = ?, detail = ?, attempts = ?, updated_at = ? "
+                       "WHERE announcement_id = ? AND user_key = ?",
+                       (status, detail[:200], int(attempts), utc_now(), int(announcement_id), user_key))
+
+    def delivery_counts(self, announcement_id: int) -> dict[str, int]:
+        """{sending, sent, skipped, failed} for one announcement."""
+        with self._lock:
+            rows = self._db.execute("SELECT status, COUNT(*) FROM deliveries WHERE announcement_id = ? "
+                                    "GROUP BY status", (int(announcement_id),)).fetchall()
+        return {**dict.fromkeys(DELIVERY_STATUSES, 0), **{r[0]: int(r[1]) for r in rows}}

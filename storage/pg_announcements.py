@@ -1,5 +1,5 @@
 """The announcement store in PostgreSQL (``DATABASE_URL``), with the contract of ``storage.announcements``'s
-SQLite store (``storage.contracts.AnnouncementStoreAPI``); tables from migrations 5 and 6 of ``storage.pg_migrations``.
+SQLite store (``storage.contracts.AnnouncementStoreAPI``); tables from migrations 5, 6 and 7 of ``storage.pg_migrations``.
 
 A subscription is written under a transaction-scoped advisory lock on the user, so two replicas adding topics at
 once still respect ``MAX_TOPICS``.
@@ -21,6 +21,7 @@ from storage.announcements import (
     announcement_row,
     check_status,
     check_subscription,
+    DELIVERY_STATUSES,
     check_summary,
     subscription_from_row,
     utc_now,
@@ -97,7 +98,10 @@ class PgAnnouncementStore:
                                                              query + " ORDER BY user_key, topic", params)]
 
     def forget_user(self, user_key: str) -> int:
-        return self.unsubscribe(user_key)
+        removed = self.unsubscribe(user_key)
+        self.db.write("forgetting deliveries", lambda conn: conn.execute(
+            "DELETE FROM deliveries WHERE user_key = %s", (user_key,)), repeatable=True)
+        return removed
 
     # --- announcements ----------------------------------------------------------------------------------------
     def add_announcements(self, drafts: list[Any], *, run_id: str = "", status: str = "pending"
@@ -146,3 +150,24 @@ class PgAnnouncementStore:
         return bool(self.db.write("editing an announcement", lambda conn: conn.execute(
             "UPDATE announcements SET summary = %s, updated_at = %s WHERE id = %s AND status = 'pending'",
             (summary, utc_now(), int(announcement_id))).rowcount, repeatable=True))
+
+    # --- deliveries ------------------------------------------------------------------------------------------
+    def claim_delivery(self, announcement_id: int, user_key: str, channel: str) -> bool:
+        return bool(self.db.write("claiming a delivery", lambda conn: conn.execute(
+            "INSERT INTO deliveries (announcement_id, user_key, channel, status, updated_at) "
+            "VALUES (%s,%s,%s,'sending',%s) ON CONFLICT DO NOTHING",
+            (int(announcement_id), user_key, channel, utc_now())).rowcount, repeatable=False))
+
+    def finish_delivery(self, announcement_id: int, user_key: str, status: str, *, detail: str = "",
+                        attempts: int = 1) -> None:
+        if status not in DELIVERY_STATUSES[1:]:
+            raise ValueError(f"unknown delivery status {status!r}")
+        self.db.write("recording a delivery", lambda conn: conn.execute(
+            "UPDATE deliveries SET status = %s, detail = %s, attempts = %s, updated_at = %s "
+            "WHERE announcement_id = %s AND user_key = %s",
+            (status, detail[:200], int(attempts), utc_now(), int(announcement_id), user_key)), repeatable=True)
+
+    def delivery_counts(self, announcement_id: int) -> dict[str, int]:
+        rows = self._rows("counting deliveries", "SELECT status, COUNT(*) AS n FROM deliveries "
+                          "WHERE announcement_id = %s GROUP BY status", (int(announcement_id),))
+        return {**dict.fromkeys(DELIVERY_STATUSES, 0), **{r["status"]: int(r["n"]) for r in rows}}

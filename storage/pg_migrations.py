@@ -187,6 +187,19 @@ CREATE TABLE announcements (
 CREATE INDEX announcements_status ON announcements (status, id);
 """
 
+_DELIVERIES = """
+CREATE TABLE deliveries (
+    announcement_id BIGINT NOT NULL,
+    user_key TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    status TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (announcement_id, user_key)
+);
+"""
+
 # (version, name, SQL): applied in version order, each once, in one transaction each
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents and crawl state", _DOCUMENTS),
@@ -195,4 +208,5 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (4, "index versions and their artifacts (storage.pg_index)", _INDEX),
     (5, "announcement subscriptions", _SUBSCRIPTIONS),
     (6, "announcements", _ANNOUNCEMENTS),
+    (7, "announcement deliveries", _DELIVERIES),
 ]

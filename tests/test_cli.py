@@ -8,7 +8,7 @@ import sys
 from bot.cli import COMMANDS, build_parser
 
 EXPECTED = {"chat", "serve", "crawl", "index", "reindex", "search", "ask", "eval", "calibrate", "sample-site", "docs",
-            "status", "runs", "insights", "migrate-store"}
+            "status", "runs", "insights", "migrate-store", "announcements"}
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:

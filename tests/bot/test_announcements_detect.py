@@ -92,3 +92,29 @@ async def test_a_failed_run_records_nothing(mutable_sample_site, warm_data_dir):
     job.index_manager.build = broken_build  # fails after the crawl was read and the announcement found
     failed = await job.run("cli")
     assert failed.status == "FAILED" and "disk full" in failed.error and announcements(settings) == []
+
+
+async def test_auto_mode_sends_what_a_run_found_at_once(mutable_sample_site, warm_data_dir):
+    from tests.auxil.fake_apis import FakeApis
+
+    apis = await FakeApis().start()
+    try:
+        site = mutable_sample_site
+        settings = ops_settings(warm_data_dir, site.base_url, announce_mode="auto", telegram_token="123:fake",
+                                telegram_api_base_url=apis.telegram_base)
+        assert (await wiring.build_reindex_job(settings).run("cli")).status == "SUCCESS"
+        store = wiring.open_announcement_store(settings)
+        store.subscribe("telegram:77", "telegram", "beasiswa")
+        store.subscribe("telegram:78", "telegram", "wisuda")
+        store.close()
+        publish(site.root, news_post("pendaftaran-beasiswa-prestasi-akademik-2026",
+                                     "Pendaftaran Beasiswa Prestasi Akademik 2026", f"{LEAD} {SECOND}",
+                                     day=wiring.local_today(settings)))
+        run = await wiring.build_reindex_job(settings).run("schedule")
+        assert run.status == "SUCCESS", run.error
+        found = announcements(settings)
+        assert [a.status for a in found] == ["sent"]
+        sent = apis.telegram("sendMessage")
+        assert [c.params["chat_id"] for c in sent] == [77] and LEAD.split(" dibuka")[0] in sent[0].params["text"]
+    finally:
+        await apis.close()

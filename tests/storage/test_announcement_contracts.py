@@ -131,3 +131,33 @@ def test_status_and_summary_changes(backend: Backend) -> None:
     with pytest.raises(ValueError):
         store.add_announcements([draft("z", summary="")])
     assert len(store.announcements()) == 2
+
+
+def test_a_delivery_is_claimed_once_across_instances(backend: Backend) -> None:
+    store, replica = open_store(backend), open_store(backend)
+    (a,) = store.add_announcements([draft("a")])
+    assert store.claim_delivery(a.id, "telegram:1", "telegram") is True
+    assert replica.claim_delivery(a.id, "telegram:1", "telegram") is False  # a replica, a restart, a second run
+    assert replica.claim_delivery(a.id, "whatsapp:62", "whatsapp") is True
+    assert store.delivery_counts(a.id) == {"sending": 2, "sent": 0, "skipped": 0, "failed": 0}
+    store.finish_delivery(a.id, "telegram:1", "sent")
+    replica.finish_delivery(a.id, "whatsapp:62", "skipped", detail="outside the window")
+    assert open_store(backend).delivery_counts(a.id) == {"sending": 0, "sent": 1, "skipped": 1, "failed": 0}
+    with pytest.raises(ValueError):
+        store.finish_delivery(a.id, "telegram:1", "lost")
+    store.subscribe("telegram:1", "telegram", "all")
+    assert store.forget_user("telegram:1") == 1
+    assert store.delivery_counts(a.id)["sent"] == 0 and store.claim_delivery(a.id, "telegram:1", "telegram")
+
+
+def test_claims_race_and_exactly_one_wins(backend: Backend) -> None:
+    stores = [open_store(backend) for _ in range(4)]
+    (a,) = stores[0].add_announcements([draft("a")])
+    wins: list[bool] = []
+    threads = [threading.Thread(target=lambda s=s: wins.append(s.claim_delivery(a.id, "telegram:9", "telegram")))
+               for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(wins) == [False, False, False, True]
