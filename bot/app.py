@@ -169,6 +169,7 @@ class ServeApp:
             admin_runs=wiring.build_run_views(s, self.ops),
             admin_insights=self.insights,
             announcements=wiring.build_announcement_desk(s, store=self.subscriptions, state=stores.state),
+            site_url=wiring.site_base_url(s),
             health_checks=checks,
             metrics=self.metrics,
             before_metrics=self._queue_depth,

@@ -59,6 +59,7 @@ class ServerParts:
     admin_runs: Any = None  # bot.run_views.RunViews: the run pages, live progress and trends
     admin_insights: Any = None  # bot.insights.Insights: the unanswered-question report and the admin answers
     announcements: Any = None  # bot.announcements.AnnouncementDesk: "Pengumuman baru" (send / edit / discard)
+    site_url: str = ""  # the prodi's site (the Atom feed's alternate link and entry ids)
     health_checks: dict[str, Callable[[], Awaitable[bool] | bool]] = field(default_factory=dict)
     readiness: Any = None  # bot.readiness.Readiness: /readyz
     metrics: Any = None
@@ -443,6 +444,23 @@ class _Routes:
             return json_error(409, str(error))
         return web.json_response(result, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
+    async def feed(self, request: web.Request) -> web.StreamResponse:
+        """GET /feed.xml[?topik=…]: the sent announcements as Atom (public: what was announced to students)."""
+        from bot.feed import FeedError, atom_feed
+
+        if self.parts.announcements is None:
+            return web.Response(status=404, text="Mohon maaf, pengumuman belum tersedia.", charset="utf-8")
+        topic = request.query.get("topik", "")
+        items = await self._blocking(self.parts.announcements.store.announcements, status="sent", limit=50)
+        self_url = str(request.url.with_query({"topik": topic} if topic.strip() else {}))
+        try:
+            body = atom_feed(items, site_url=self.parts.site_url or str(request.url.origin()), self_url=self_url,
+                             topic=topic)
+        except FeedError as error:
+            return web.Response(status=400, text=str(error), charset="utf-8")
+        return web.Response(text=body, content_type="application/atom+xml", charset="utf-8",
+                            headers={"Cache-Control": "public, max-age=300"})
+
     # --- health and metrics ----------------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
         """Liveness: 200 whenever this process answers. The checks (index, Redis) are listed for people, but a
@@ -499,6 +517,7 @@ def build_server(parts: ServerParts) -> web.Application:
     app.router.add_get("/admin/api/announcements", routes.admin_announcements)
     app.router.add_post("/admin/api/announcements/{announcement_id}/{action:send|summary|discard}",
                         routes.admin_announcement_action)
+    app.router.add_get("/feed.xml", routes.feed)
     app.router.add_get("/healthz", routes.healthz)
     app.router.add_get("/readyz", routes.readyz)
     app.router.add_get("/metrics", routes.metrics)
