@@ -147,6 +147,10 @@ class Reply:
         return data
 
 
+# a short clause before a comma, full stop or exclamation mark and the rest of the message ("halo min, …", "ok. …")
+_LEAD_CLAUSE = re.compile(r"^\s*([^,.!?\n]{1,40}?)\s*[,.!]+\s+(?=\S)")
+
+
 def _names_a_choice(text: str, choices: Sequence[str]) -> bool:
     """The message is one of ``choices`` or shares a word of three letters or more with one (a surname for
     "Dr. Budi Santoso, M.T.")."""
@@ -262,6 +266,7 @@ class ChatService:
         smalltalk = await self._smalltalk(user, text)
         if smalltalk is not None:
             return smalltalk
+        text = self._without_smalltalk_lead(text)
         history = await self.conversations.history(user.key, self.history_window)
         started = time.perf_counter()
         try:
@@ -313,10 +318,40 @@ class ChatService:
             return None
         if not decision.is_smalltalk:
             return None
-        if _names_a_choice(text, await self.state.last_choices(user.key)):
+        if _names_a_choice(text, await self._offered(user)):
             return None
         logger.info("small talk channel=%s intent=%s p=%.2f", user.channel, decision.intent, decision.confidence)
         return Reply(texts.smalltalk_reply(decision.intent), kind="smalltalk")
+
+    async def _offered(self, user: UserRef) -> tuple[str, ...]:
+        """The choices of the user's pending ask-back, and the lines of the ask-back under its first (a role
+        several people hold is asked back one line each, "- Koordinator Skripsi: Dr. …", so "yg skripsi" picks)."""
+        choices = await self.state.last_choices(user.key)
+        if not choices:
+            return ()
+        history = await self.conversations.history(user.key, 2)
+        asked = next((m.text for m in reversed(history) if m.role == "assistant"), "")
+        return (*choices, *asked.splitlines()[1:])
+
+    def _without_smalltalk_lead(self, text: str) -> str:
+        """"pagi kak, pkl bisa diambil kapan?" → "pkl bisa diambil kapan?": a clause before the first comma or full
+        stop that the classifier takes for small talk (a greeting, "ok", "ganti topik"), followed by a question, is
+        not part of the question (at most two such clauses). The message is unchanged when the classifier fails."""
+        if self.smalltalk is None:
+            return text
+        for _ in range(2):
+            lead = _LEAD_CLAUSE.match(text)
+            if lead is None:
+                break
+            rest = text[lead.end():].strip()
+            try:
+                if not self.smalltalk.classify(lead.group(1)).is_smalltalk or self.smalltalk.classify(rest).is_smalltalk:
+                    break
+            except Exception:
+                logger.exception("the small-talk classifier failed; the message goes to the answerer whole")
+                break
+            text = rest
+        return text
 
     # --- commands --------------------------------------------------------------------------------------------
     async def start(self, user: UserRef) -> Reply:

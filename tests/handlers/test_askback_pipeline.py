@@ -51,3 +51,16 @@ async def test_a_typed_pick_answers_too(tg, fake_apis):
     await feed(tg, text_update("yg kaprodi aja", user_id=77))
     reply = fake_apis.telegram("sendMessage")[-1].params["text"]
     assert "supriyono@ti.uin-malang.ac.id" in reply and "shoffin@" not in reply
+
+
+async def test_a_typed_pick_of_a_role_line_is_no_small_talk(tg, fake_apis):
+    """"yg skripsi kak" alone reads like small talk to the classifier; after an ask-back whose lines name
+    "Koordinator Skripsi" it is the pick, and "beliau" afterwards is that person."""
+    await feed(tg, text_update("/reset", user_id=78))
+    await feed(tg, text_update("mau tanya email koordinator dong", user_id=78))
+    asked = fake_apis.telegram("sendMessage")[-1].params
+    assert asked["text"].startswith("Maksud Anda yang mana") and "Koordinator Skripsi" in asked["text"]
+    await feed(tg, text_update("yg skripsi kak", user_id=78))
+    assert "yaqinov@ti.uin-malang.ac.id" in fake_apis.telegram("sendMessage")[-1].params["text"]
+    await feed(tg, text_update("ruangan beliau dmn?", user_id=78))
+    assert "B.3.12" in fake_apis.telegram("sendMessage")[-1].params["text"]

@@ -182,3 +182,22 @@ async def test_a_pending_ask_back_choice_is_never_small_talk(service, answerer):
     await service.state.set_last_choices(user.key, ["Komunitas MOCAP", "Komunitas ETH0"])
     assert (await service.handle(user, "yg mocap")).kind == "answer"  # a pick in the student's words
     assert (await service.handle(user, "makasih")).kind == "smalltalk"  # names no choice
+
+
+async def test_a_greeting_before_a_question_is_not_part_of_the_question(pipeline, data_dir):
+    """"halo min, kaprodi siapa ya?" answers the question: the lead clause the classifier takes for small talk
+    ("halo min", "ok", "ganti topik") is left out of what the pipeline reads and of the history; a clause that is
+    part of the question ("kalau semester 5, …") stays."""
+    settings = Settings(_env_file=None, data_dir=data_dir)
+    stores = wiring.build_channel_stores(settings, in_memory=True)
+    recording = Recording(pipeline)
+    service = wiring.build_chat_service(settings, recording, stores)
+    user = UserRef("web", "s7")
+    reply = await service.handle(user, "halo min, siapa ketua program studi informatika?")
+    assert reply.kind == "answer" and "Rahmat Hidayat" in reply.text
+    assert recording.calls[-1][0] == "siapa ketua program studi informatika?"
+    await service.handle(user, "ok. ganti topik, kalau semester 5, matkulnya apa?")
+    assert recording.calls[-1][0] == "kalau semester 5, matkulnya apa?"
+    history = await stores.conversations.history(user.key)
+    assert [m.text for m in history if m.role == "user"] == ["siapa ketua program studi informatika?",
+                                                              "kalau semester 5, matkulnya apa?"]
