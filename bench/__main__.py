@@ -15,7 +15,8 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTIONS = ["bench_ingest", "bench_search", "bench_reader", "bench_answer", "bench_reindex", "bench_load", "bench_channels"]
+SECTIONS = ["bench_ingest", "bench_search", "bench_reader", "bench_answer", "bench_reindex", "bench_index_transfer",
+            "bench_load", "bench_channels"]
 
 
 def machine() -> str:
