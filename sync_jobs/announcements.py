@@ -129,12 +129,18 @@ def main_text_changed(old: Document | None, new: Document) -> bool:
 
 
 def lead_sentences(doc: Document, count: int = 2, max_chars: int = 400) -> str:
-    """The first ``count`` sentences of the page's first section with text, verbatim (whitespace collapsed), cut
-    to at most ``max_chars`` by dropping whole sentences (the first one is cut at a word with "…" only when it
-    alone is longer)."""
+    """The first ``count`` sentences of the page's first section with text, verbatim (whitespace collapsed; the
+    page title is left out when the extracted text starts with it), cut to at most ``max_chars`` by dropping whole
+    sentences (the first one is cut at a word with "…" only when it alone is longer)."""
     bodies = [body for _, body in (doc.sections or ())] or [doc.text]
     body = next((b for b in bodies if b and len(b.split()) >= 4), bodies[0] if bodies else "")
     paragraph = " ".join(next((line for line in body.splitlines() if len(line.split()) >= 4), body).split())
+    title = " ".join((doc.title or "").split())
+    rest = paragraph[len(title) + 1:] if title else ""
+    # a heading the extraction ran into the text ("<title> Program studi mengadakan …"), not a sentence that opens
+    # with the title's words ("<title> dibuka mulai …")
+    if (len(title.split()) >= 3 and paragraph.casefold().startswith(title.casefold() + " ") and rest[:1].isupper()):
+        paragraph = rest
     protected = paragraph
     for i, abbreviation in enumerate(_ABBREVIATIONS):
         protected = protected.replace(abbreviation, abbreviation.replace(".", f"\x00{i}\x00"))

@@ -21,11 +21,12 @@
     return b;
   }
 
-  function render(items) {
+  function render(items, message) {
     var list = byId("announcements");
     list.innerHTML = "";
     var waiting = items.filter(function (a) { return a.status === "pending"; }).length;
-    say(items.length ? A.num(waiting) + " pengumuman menunggu." : "Belum ada pengumuman baru.");
+    var summary = items.length ? A.num(waiting) + " pengumuman menunggu." : "Belum ada pengumuman baru.";
+    say(message ? message + " " + summary : summary);
     items.forEach(function (a) {
       var li = A.el("li", "announcement " + a.status);
       li.setAttribute("data-id", String(a.id));
@@ -43,17 +44,16 @@
         var row = A.el("div", "actions");
         row.appendChild(button("Kirim", "send", function () {
           act(a, "send").then(function (r) {
-            say("Terkirim: " + A.num(r.sent || 0) + ", dilewati: " + A.num(r.skipped || 0) + ", gagal: " + A.num(r.failed || 0) + ".");
-            load(false);
+            load("Terkirim: " + A.num(r.sent || 0) + ", dilewati: " + A.num(r.skipped || 0) + ", gagal: " + A.num(r.failed || 0) + ".");
           }).catch(function (e) { say("Gagal mengirim: " + e.message); });
         }));
         row.appendChild(button("Ubah ringkasan", "edit", function () {
           if (edit.hidden) { edit.hidden = false; edit.focus(); return; }
-          act(a, "summary", { summary: edit.value }).then(function () { say("Ringkasan disimpan."); load(false); })
+          act(a, "summary", { summary: edit.value }).then(function () { load("Ringkasan disimpan."); })
             .catch(function (e) { say("Ringkasan tidak dapat disimpan: " + e.message); });
         }));
         row.appendChild(button("Buang", "discard", function () {
-          act(a, "discard").then(function () { say("Pengumuman dibuang."); load(false); })
+          act(a, "discard").then(function () { load("Pengumuman dibuang."); })
             .catch(function (e) { say("Gagal membuang: " + e.message); });
         }));
         li.appendChild(row);
@@ -65,11 +65,14 @@
     });
   }
 
-  function load(announce) {
-    return A.api("/admin/api/announcements").then(function (d) { render(d.announcements || []); })
-      .catch(function (e) { if (announce !== false) { say("Pengumuman tidak dapat dimuat: " + e.message); } });
+  function load(message) {
+    return A.api("/admin/api/announcements").then(function (d) { render(d.announcements || [], message); })
+      .catch(function (e) { say("Pengumuman tidak dapat dimuat: " + e.message); });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { load(); });
-  if (document.readyState !== "loading") { load(); }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { load(); });
+  } else {
+    load();
+  }
 })();

@@ -69,6 +69,10 @@ def test_lead_sentences_are_verbatim_and_short():
         "Mei 2026 pukul 08.00 WIB.")
     assert lead_sentences(page("/a/", text), count=1) == (
         "Koordinator Skripsi, Dr. Muhammad Ainul Yaqin, M.Kom., mengumumkan jadwal sidang.")
+    headed = page("/a/", "Seminar Nasional 2026 Program studi mengadakan seminar. Gratis.", title="Seminar Nasional 2026")
+    assert lead_sentences(headed) == "Program studi mengadakan seminar. Gratis."  # the title run into the text
+    opens = page("/a/", "Seminar Nasional 2026 dibuka untuk umum. Gratis.", title="Seminar Nasional 2026")
+    assert lead_sentences(opens) == "Seminar Nasional 2026 dibuka untuk umum. Gratis."  # a sentence: kept whole
     long = "kata " * 200
     cut = lead_sentences(page("/a/", long.strip() + "."), max_chars=100)
     assert len(cut) <= 102 and cut.endswith(" …") and long.startswith(cut[:-2])
