@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 
 from storage.announcements import (
     ANNOUNCEMENT_COLUMNS,
+    DELIVERY_STATUSES,
     MAX_TOPICS,
     Announcement,
     Subscription,
@@ -21,7 +22,6 @@ from storage.announcements import (
     announcement_row,
     check_status,
     check_subscription,
-    DELIVERY_STATUSES,
     check_summary,
     subscription_from_row,
     utc_now,
