@@ -25,6 +25,7 @@ from aiohttp import web
 from bot.admin_auth import COOKIE_NAME, AdminAuth, Session
 from handlers.awaitables import resolve
 from handlers.web import WebApiError
+from storage.errors import StoreError
 
 __all__ = ["PAGE_HEADERS", "ServerParts", "WEB_DIR", "build_server", "client_address", "json_error", "proxy_networks",
            "read_json"]
@@ -131,6 +132,11 @@ async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitab
         return await handler(request)
     except web.HTTPException:
         raise
+    except StoreError as error:  # the database is away or refused: say so (admins get the store's message)
+        logger.error("%s %s: %s", request.method, request.path, error)
+        if request.path.startswith("/admin"):
+            return json_error(503, f"the store is unavailable: {error}")
+        return json_error(503, "the database is unavailable right now; try again in a moment")
     except Exception:
         logger.exception("unhandled error on %s %s", request.method, request.path)
         return json_error(500, "internal error; see the server log")

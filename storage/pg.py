@@ -8,6 +8,9 @@ of ``storage.pg_stores`` run their queries through ``read`` / ``write``:
 - a lost connection (``psycopg.OperationalError``, a timeout included) is retried for reads and for writes that are
   safe to repeat (upserts, updates to given values, deletes); a write that is not safe to repeat is not retried and
   raises ``StoreUnavailable`` saying whether it may have been applied;
+- while the server does not answer (a connection refused or timed out, after a first call waited for the pool),
+  calls fail at once with ``StoreUnavailable`` instead of each waiting for a connection: a quick direct connect
+  probes the server at most every ``probe_interval_seconds`` and the pool is used again once it answers;
 - every other database error becomes ``StoreError``. Messages are English and name the server with its password
   masked (``mask_url``); the password never reaches a log line.
 
@@ -17,6 +20,7 @@ tests use a schema each, and one database can hold several deployments.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -41,6 +45,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_WAIT_SLICE_SECONDS = 1.0  # a wait for a pooled connection checks the server itself this often
 _MIGRATE_LOCK_CLASS = 0x70726F64  # "prod": the first key of the advisory lock the migrator takes (per schema)
 
 
@@ -116,7 +121,7 @@ class PgDatabase:
 
     def __init__(self, url: str, *, schema: str | None = None, statement_timeout_seconds: float = 15.0,
                  connect_timeout_seconds: float = 5.0, pool_size: int = 5, retries: int = 2,
-                 migrate_on_open: bool = True) -> None:
+                 migrate_on_open: bool = True, probe_interval_seconds: float = 2.0) -> None:
         if not is_postgres_url(url):
             raise ValueError(f"not a PostgreSQL URL: {mask_url(url)} (use postgresql://user:password@host:5432/db)")
         conninfo, from_url = split_schema(url)
@@ -129,6 +134,11 @@ class PgDatabase:
         self._password = urllib.parse.urlsplit(conninfo).password or ""
         self._closed = False
         self._close_lock = threading.Lock()
+        self.probe_interval_seconds = float(probe_interval_seconds)
+        self._down: str | None = None  # why the server did not answer, while it does not
+        self._down_since = 0.0
+        self._next_probe = 0.0
+        self._probe_lock = threading.Lock()
         if migrate_on_open:
             migrate(self)
         self._pool = ConnectionPool(
@@ -177,7 +187,23 @@ class PgDatabase:
         """A pooled connection in a transaction: committed when the block ends, rolled back when it raises."""
         if self._closed:
             raise StoreUnavailable(f"the PostgreSQL store at {self.masked_url} is closed")
-        with self._pool.connection() as conn:
+        # wait for a pooled connection in short slices: between them a direct connect tells a busy pool (wait on)
+        # from a server that is gone (fail now, instead of after the whole pool timeout)
+        deadline = time.monotonic() + self._pool.timeout
+        with contextlib.ExitStack() as stack:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    conn = stack.enter_context(self._pool.connection(timeout=max(0.05, min(_WAIT_SLICE_SECONDS,
+                                                                                            left))))
+                    break
+                except PoolTimeout:
+                    if left <= _WAIT_SLICE_SECONDS:
+                        raise
+                    down = self._probe()
+                    if down is not None:
+                        self._mark_down(down)
+                        raise StoreUnavailable(f"PostgreSQL at {self.masked_url} does not answer ({down})") from None
             yield conn
 
     def read(self, what: str, fn: Callable[[psycopg.Connection], T]) -> T:
@@ -189,16 +215,65 @@ class PgDatabase:
         update to given values, a delete), so a lost connection is retried; otherwise it raises at once."""
         return self._run(what, fn, repeatable=repeatable)
 
+    def _probe(self) -> str | None:
+        """None when the server takes a direct connection now, else why not (refused at once, or after
+        connect_timeout)."""
+        try:
+            psycopg.connect(self._conninfo, connect_timeout=max(1, round(self.connect_timeout_seconds)),
+                            application_name="prodi-bot-probe").close()
+        except psycopg.OperationalError as error:
+            return self._clean(error)
+        return None
+
+    def _check_down(self, what: str) -> None:
+        """While the server is known not to answer: raise at once, probing it now and then (one thread at a time)."""
+        if self._down is None:
+            return
+        now = time.monotonic()
+        if now >= self._next_probe and self._probe_lock.acquire(blocking=False):
+            try:
+                self._next_probe = now + self.probe_interval_seconds
+                reason = self._probe()
+                if reason is None:
+                    logger.warning("store: PostgreSQL at %s answers again (after %.0f s)", self.masked_url,
+                                   now - self._down_since)
+                    self._down = None
+                    return
+                self._down = reason
+            finally:
+                self._probe_lock.release()
+        if self._down is not None:
+            raise StoreUnavailable(f"{what} failed: PostgreSQL at {self.masked_url} has not answered for "
+                                   f"{time.monotonic() - self._down_since:.0f} s ({self._down}); not tried")
+
+    def _mark_down(self, reason: str) -> None:
+        if self._down is None:
+            self._down_since = time.monotonic()
+            logger.error("store: PostgreSQL at %s does not answer (%s); store calls fail at once until it does",
+                         self.masked_url, reason)
+        self._down = reason
+        self._next_probe = time.monotonic() + self.probe_interval_seconds
+
     def _run(self, what: str, fn: Callable[[psycopg.Connection], T], *, repeatable: bool) -> T:
+        self._check_down(what)
         attempts = 1 + (self.retries if repeatable else 0)
         for attempt in range(1, attempts + 1):
             try:
                 with self.connection() as conn:
                     return fn(conn)
+            except StoreUnavailable as error:  # the server went away while waiting for a connection
+                raise StoreUnavailable(f"{what} failed: {error}") from None
             except (psycopg.OperationalError, PoolTimeout) as error:
                 timed_out = isinstance(error, psycopg.errors.QueryCanceled)
                 reason = (f"ran past the statement timeout ({self.statement_timeout_seconds:g} s)" if timed_out
                           else f"lost or could not get a connection ({self._clean(error)})")
+                if not timed_out:
+                    down = self._probe()  # the server itself, or only this connection?
+                    if down is not None:
+                        self._mark_down(down)
+                        raise StoreUnavailable(f"{what} failed: PostgreSQL at {self.masked_url} does not answer "
+                                               f"({down})" + ("" if repeatable or attempt > 1 else
+                                                              "; it may or may not have been applied")) from None
                 if attempt < attempts:
                     logger.warning("store: %s on PostgreSQL at %s %s; retrying (%d of %d)", what, self.masked_url,
                                    reason, attempt, attempts - 1)
