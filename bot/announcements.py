@@ -22,7 +22,7 @@ from typing import Any
 from bot.settings import Settings
 from sync_jobs.reindex import ReindexJob
 
-__all__ = ["AnnouncementFinder", "AnnouncingReindexJob", "announce_rules"]
+__all__ = ["AnnouncementFinder", "AnnouncingReindexJob", "announce_rules", "sent_between"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,31 @@ def announce_rules(settings: Settings, today):  # -> sync_jobs.announcements.Ann
 
     return AnnounceRules(prefixes=prefixes_from(settings.announce_path_prefixes),
                          max_age_days=settings.announce_max_age_days, today=today)
+
+
+def _epoch(stamp: str) -> float | None:
+    from datetime import UTC, datetime
+
+    try:
+        parsed = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def sent_between(store: Any, since: float, until: float, *, limit: int = 200) -> list[dict[str, Any]]:
+    """The announcements sent (approved on /admin, on Telegram or by ANNOUNCE_MODE=auto) between ``since`` and
+    ``until`` (epoch seconds; the time the status became ``sent``), oldest first, each with its delivery counts
+    (blocking). The weekly digest lists them."""
+    out = []
+    for a in store.announcements(status="sent", limit=limit):
+        at = _epoch(a.updated_at)
+        if at is None or not since <= at <= until:
+            continue
+        counts = store.delivery_counts(a.id)
+        out.append({**a.as_json(), "deliveries": {k: int(counts.get(k, 0)) for k in ("sent", "skipped", "failed",
+                                                                                     "sending")}})
+    return sorted(out, key=lambda d: (d["updated_at"], d["id"]))
 
 
 class AnnouncementFinder:

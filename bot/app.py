@@ -113,7 +113,7 @@ class ServeApp:
             admin_answer=self._admin_answer,
             subscriptions=self.subscriptions,
         )
-        self.digest = wiring.attach_digest(s, self.ops, self.insights)
+        self.digest = wiring.attach_digest(s, self.ops, self.insights, announcements=self.subscriptions)
         wiring.attach_answer_expiry(s, self.ops, self.insights)
         context = ChannelContext(settings=s, service=self.service, stores=self.stores, metrics=self.metrics,
                                  search=self.search)

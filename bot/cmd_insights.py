@@ -33,7 +33,15 @@ def cmd_insights(args: argparse.Namespace, settings: Settings) -> int:
     insights = wiring.build_insights(settings)
     try:
         if args.digest:
-            text = insights.digest(wiring.build_run_store(settings).recent(50))
+            # announcements: only a store that exists (printing the digest creates no file)
+            have = settings.database_url is not None or (settings.data_dir / "announcements.sqlite3").exists()
+            store = wiring.open_announcement_store(settings) if have else None
+            try:
+                text = insights.digest(wiring.build_run_store(settings).recent(50),
+                                       announcements=wiring.digest_announcements(store))
+            finally:
+                if store is not None:
+                    store.close()
             print(json.dumps({"digest": text}, ensure_ascii=False) if args.json else text)
             return 0
         report = insights.report(time.time() - seconds)

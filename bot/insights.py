@@ -213,8 +213,11 @@ class Insights:
             self.last_rebuild = self.rebuild(today) if today is not None else self.rebuild()
 
     # --- the weekly digest ------------------------------------------------------------------------------------
-    def digest(self, runs: Sequence[Any] = (), now: float | None = None) -> str:
-        """The weekly digest text for admins (Indonesian): top 5 new unanswered clusters, 👍/👎, reindex health."""
+    def digest(self, runs: Sequence[Any] = (), now: float | None = None, *,
+               announcements: Callable[[float, float], Sequence[dict[str, Any]]] | None = None) -> str:
+        """The weekly digest text for admins (Indonesian): top 5 new unanswered clusters, 👍/👎, reindex health, and
+        with ``announcements(since, until)`` (``bot.announcements.sent_between`` over the store) the announcements
+        sent that week."""
         now = self.clock() if now is None else now
         week_ago = now - 7 * 86400
         report = self.report(week_ago, now)
@@ -229,7 +232,14 @@ class Insights:
                 continue
             if started >= week_ago:
                 recent.append(data)
-        return format_digest(new, votes, recent, since=week_ago, until=now, zone=self.zone)
+        sent: Sequence[dict[str, Any]] | None = None
+        if announcements is not None:
+            try:
+                sent = list(announcements(week_ago, now))
+            except Exception as error:  # the rest of the digest still goes out
+                logger.warning("the digest could not read the announcements: %s", type(error).__name__)
+                sent = None
+        return format_digest(new, votes, recent, since=week_ago, until=now, zone=self.zone, announcements=sent)
 
 
 def _day(ts: float, zone: ZoneInfo) -> str:
@@ -238,8 +248,12 @@ def _day(ts: float, zone: ZoneInfo) -> str:
     return f"{d.day} {months[d.month - 1]} {d.year}"
 
 
+DIGEST_ANNOUNCEMENTS = 8  # titles listed (the message stays under Telegram's 4096); the rest are counted
+
+
 def format_digest(clusters: Sequence[dict[str, Any]], votes: Counter, runs: Sequence[dict[str, Any]], *,
-                  since: float, until: float, zone: ZoneInfo | None = None) -> str:
+                  since: float, until: float, zone: ZoneInfo | None = None,
+                  announcements: Sequence[dict[str, Any]] | None = None) -> str:
     zone = zone or ZoneInfo("UTC")
     lines = [f"📊 Ringkasan mingguan prodi-bot ({_day(since, zone)} – {_day(until, zone)})", ""]
     if clusters:
@@ -266,6 +280,19 @@ def format_digest(clusters: Sequence[dict[str, Any]], votes: Counter, runs: Sequ
                      f"({str(last.get('started_at', ''))[:16].replace('T', ' ')}).")
     else:
         lines.append("Pembaruan indeks: tidak ada yang berjalan minggu ini. Periksa REINDEX_CRON.")
+    if announcements is not None:  # None: announcements are not wired here (the section is left out)
+        lines.append("")
+        if announcements:
+            lines.append(f"Pengumuman terkirim minggu ini: {len(announcements)}")
+            for a in announcements[:DIGEST_ANNOUNCEMENTS]:
+                d = a.get("deliveries") or {}
+                title = " ".join(str(a.get("title", "")).split())[:120]
+                lines.append(f"- {title} — {str(a.get('url', ''))[:200]} (terkirim {d.get('sent', 0)}, dilewati "
+                             f"{d.get('skipped', 0)}, gagal {d.get('failed', 0)})")
+            if len(announcements) > DIGEST_ANNOUNCEMENTS:
+                lines.append(f"…dan {len(announcements) - DIGEST_ANNOUNCEMENTS} lainnya; lihat halaman /admin.")
+        else:
+            lines.append("Pengumuman terkirim minggu ini: tidak ada.")
     return "\n".join(lines)
 
 
@@ -273,8 +300,12 @@ class DigestSender:
     """Sends the weekly digest to the admins (``notify(text)``: the Telegram admin notifications) at each
     DIGEST_CRON tick. With ``claims`` (shared by the replicas) only the first replica of a tick sends it."""
 
-    def __init__(self, insights: Insights, runs: Any, notify: Callable[[str], Any], *, claims: Any = None) -> None:
+    def __init__(self, insights: Insights, runs: Any, notify: Callable[[str], Any], *, claims: Any = None,
+                 announcements: Callable[[float, float], Sequence[dict[str, Any]]] | None = None) -> None:
+        """``announcements(since, until)``: the announcements sent in the week (``bot.announcements.sent_between``
+        over the store); None leaves that section out."""
         self.insights = insights
+        self.announcements = announcements
         self.runs = runs  # storage.runs.RunStore or None
         self.notify = notify
         self.claims = claims
@@ -294,7 +325,7 @@ class DigestSender:
 
         def render() -> str:
             runs = self.runs.recent(50) if self.runs is not None else []
-            return self.insights.digest(runs)
+            return self.insights.digest(runs, announcements=self.announcements)
 
         text = await loop.run_in_executor(None, render)
         sent = self.notify(text)

@@ -993,9 +993,11 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
                     retention_days=settings.insights_retention_days)
 
 
-def attach_digest(settings: Settings, ops, insights, notifier=None):  # -> bot.insights.DigestSender | None
+def attach_digest(settings: Settings, ops, insights, notifier=None, announcements=None
+                  ):  # -> bot.insights.DigestSender | None
     """The weekly digest on the reindex scheduler at DIGEST_CRON (off when unset), sent with the Telegram admin
-    notifications; one replica sends each tick (the tick claims)."""
+    notifications; one replica sends each tick (the tick claims). With ``announcements`` (the announcement store)
+    it lists the announcements sent that week."""
     from bot.insights import DigestSender
 
     if not settings.digest_cron or ops is None or getattr(ops, "schedule", None) is None:
@@ -1004,9 +1006,19 @@ def attach_digest(settings: Settings, ops, insights, notifier=None):  # -> bot.i
     if notify is None:
         logger.warning("DIGEST_CRON is set but the digest has no one to go to: set TELEGRAM_TOKEN and ADMIN_IDS")
         return None
-    sender = DigestSender(insights, ops.runs, notify, claims=getattr(ops.coordinator, "claims", None))
+    sender = DigestSender(insights, ops.runs, notify, claims=getattr(ops.coordinator, "claims", None),
+                          announcements=digest_announcements(announcements))
     ops.schedule.add_cron("digest", "weekly digest for admins", settings.digest_cron, sender.send)
     return sender
+
+
+def digest_announcements(store):  # -> Callable[[float, float], list[dict]] | None
+    """What the digest lists of the announcement store: those sent in the week (None without a store)."""
+    if store is None:
+        return None
+    from bot.announcements import sent_between
+
+    return lambda since, until: sent_between(store, since, until)
 
 
 def attach_answer_expiry(settings: Settings, ops, insights) -> bool:
@@ -1024,4 +1036,5 @@ def attach_answer_expiry(settings: Settings, ops, insights) -> bool:
     return True
 
 
-__all__ += ["attach_answer_expiry", "attach_digest", "build_insights", "local_today", "site_base_url"]
+__all__ += ["attach_answer_expiry", "attach_digest", "build_insights", "digest_announcements", "local_today",
+            "site_base_url"]

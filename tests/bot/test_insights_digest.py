@@ -134,3 +134,71 @@ def test_crontab_weekdays_count_from_sunday(cron, weekday):
 
     sunday = datetime(2026, 11, 22, 8, 0, tzinfo=ZoneInfo("Asia/Jakarta"))
     assert parse_cron(cron, "Asia/Jakarta").get_next_fire_time(None, sunday).strftime("%a") == weekday
+
+
+def _draft(n: int, title: str):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(key=f"k{n}", doc_id=f"d{n}", url=f"https://prodi.example.ac.id/berita/{n}/", title=title,
+                           date="2026-11-20", summary=f"Ringkasan {n}.", text=title)
+
+
+async def test_the_digest_lists_the_announcements_sent_that_week(data_dir):
+    """Count, titles with links and delivery counts of the announcements sent in the week; one sent before the
+    week, a pending and a discarded one are not listed; the digest reaches the admins through the stand-in."""
+    import sqlite3
+
+    from bot.announcements import sent_between
+    from storage.announcements import AnnouncementStore
+
+    now = time.time()
+    store, runs = seed_week(data_dir, now)
+    announcements = AnnouncementStore(data_dir / "announcements.sqlite3")
+    beasiswa, seminar, old, waiting, dropped = announcements.add_announcements([
+        _draft(1, "Beasiswa Unggulan 2026 dibuka"), _draft(2, "Seminar Nasional Informatika"),
+        _draft(3, "Jadwal KRS semester lalu"), _draft(4, "Rapat dosen"), _draft(5, "Lomba desain poster")])
+    for a in (beasiswa, seminar, old):
+        assert announcements.set_status(a.id, "sent", expect="pending")
+    assert announcements.set_status(dropped.id, "discarded", expect="pending")
+    for user, status in (("telegram:1", "sent"), ("telegram:2", "sent"), ("whatsapp:62811", "skipped"),
+                         ("telegram:3", "failed")):
+        announcements.claim_delivery(beasiswa.id, user, user.split(":")[0])
+        announcements.finish_delivery(beasiswa.id, user, status)
+    announcements.claim_delivery(seminar.id, "telegram:1", "telegram")
+    announcements.finish_delivery(seminar.id, "telegram:1", "sent")
+    with sqlite3.connect(data_dir / "announcements.sqlite3") as db:  # sent ten days ago: before the week
+        db.execute("UPDATE announcements SET updated_at = '2020-01-01T00:00:00+00:00' WHERE id = ?", (old.id,))
+    listed = sent_between(announcements, now - 7 * 86400, now + 60)
+    assert [a["id"] for a in listed] == [beasiswa.id, seminar.id]
+    assert listed[0]["deliveries"] == {"sent": 2, "skipped": 1, "failed": 1, "sending": 0}
+
+    insights = Insights(store, None, timezone="Asia/Jakarta", clock=lambda: now + 60)
+    apis = await FakeApis().start()
+    try:
+        notify = TelegramAdminNotifier("123:abc", ["telegram:111"], base_url=apis.telegram_base)
+        sender = DigestSender(insights, runs, notify, announcements=wiring.digest_announcements(announcements))
+        assert await sender.send() == 1
+        text = apis.telegram("sendMessage")[0].params["text"]
+    finally:
+        await apis.close()
+    lines = text.splitlines()
+    at = lines.index("Pengumuman terkirim minggu ini: 2")
+    assert lines[at + 1] == ("- Beasiswa Unggulan 2026 dibuka — https://prodi.example.ac.id/berita/1/ "
+                             "(terkirim 2, dilewati 1, gagal 1)")
+    assert lines[at + 2] == ("- Seminar Nasional Informatika — https://prodi.example.ac.id/berita/2/ "
+                             "(terkirim 1, dilewati 0, gagal 0)")
+    for absent in ("KRS", "Rapat dosen", "Lomba"):
+        assert absent not in text
+
+    # a week without any: said so; a store that fails: the rest of the digest still goes out
+    assert "Pengumuman terkirim minggu ini: tidak ada." in insights.digest([], now=now + 30 * 86400,
+                                                                           announcements=lambda s, u: [])
+
+    def broken(since, until):
+        raise RuntimeError("store away")
+
+    text = insights.digest([], announcements=broken)
+    assert "Pengumuman" not in text and "Umpan balik" in text
+    assert "Pengumuman" not in insights.digest([])  # not wired: no section
+    announcements.close()
+    store.close()
