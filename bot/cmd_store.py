@@ -1,7 +1,8 @@
 """``python -m bot migrate-store --to postgresql://…``: copy every SQLite store of DATA_DIR into PostgreSQL.
 
-The document and crawl-state store (``prodi.sqlite3``), the job runs (``runs.sqlite3``) and the question log with
-the admin answers (``insights.sqlite3``) are copied table by table, adding rows by primary key: a row PostgreSQL
+The document and crawl-state store (``prodi.sqlite3``), the job runs (``runs.sqlite3``), the question log with
+the admin answers (``insights.sqlite3``) and the announcements with their subscriptions and deliveries
+(``announcements.sqlite3``; ids kept, so every delivery still names its announcement) are copied table by table, adding rows by primary key: a row PostgreSQL
 already has is kept, so a rerun copies nothing twice and overwrites nothing. Then the row counts are compared table
 by table; any difference exits 1. The SQLite files are only read. The URL is printed with its password masked.
 """
@@ -22,6 +23,7 @@ def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
     from storage.errors import StoreError
     from storage.pg import PgDatabase, is_postgres_url, mask_url
     from storage.pg_transfer import (
+        ANNOUNCEMENT_TABLES,
         DOCUMENT_TABLES,
         INSIGHTS_TABLES,
         RUN_TABLES,
@@ -39,6 +41,7 @@ def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
         ("documents", settings.db_path, DOCUMENT_TABLES),
         ("runs", settings.data_dir / "runs.sqlite3", RUN_TABLES),
         ("insights", settings.insights_path, INSIGHTS_TABLES),
+        ("announcements", settings.data_dir / "announcements.sqlite3", ANNOUNCEMENT_TABLES),
     ]
     found = [(name, path, tables) for name, path, tables in stores if path.exists()]
     if not found:

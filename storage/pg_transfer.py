@@ -20,14 +20,16 @@ from psycopg import sql
 from storage.errors import StoreError, StoreUnavailable
 from storage.pg import PgDatabase
 
-__all__ = ["DOCUMENT_TABLES", "INSIGHTS_TABLES", "RUN_TABLES", "pg_counts", "pg_to_sqlite", "sqlite_counts",
+__all__ = ["ANNOUNCEMENT_TABLES", "DOCUMENT_TABLES", "INSIGHTS_TABLES", "RUN_TABLES", "pg_counts", "pg_to_sqlite", "sqlite_counts",
            "sqlite_to_pg"]
 
 # parents before children: inserted in this order, deleted in the reverse
 DOCUMENT_TABLES = ("pages", "documents", "chunks", "crawls", "changes")
 RUN_TABLES = ("job_runs", "job_run_logs", "job_run_progress")
 INSIGHTS_TABLES = ("meta", "questions", "admin_answers")
-_IDENTITY = {"crawls": "crawl_id"}  # explicit ids copied in: move the sequence past them
+ANNOUNCEMENT_TABLES = ("subscriptions", "announcements", "deliveries")
+# explicit ids copied in: move the sequence past them
+_IDENTITY = {"crawls": "crawl_id", "announcements": "id"}
 _BULK_TIMEOUT_SECONDS = 600.0
 _BATCH = 2000
 

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from storage.announcements import AnnouncementStore
 from storage.docstore import DocumentStore
 from storage.insights import InsightsStore
 from storage.pg import PgDatabase
+from storage.pg_announcements import PgAnnouncementStore
 from storage.pg_stores import PgDocumentStore, PgInsightsStore, PgRunStore
 from storage.runs import RunStore
 from tests.auxil.postgres import fresh_schema
@@ -68,7 +70,33 @@ def sample_data_dir(data_dir: Path, warm_embeddings) -> Path:
     insights.save_answer(question="Biaya UKT?", answer="Lihat portal.", author="budi")
     insights.delete_answer(2, "budi")
     insights.close()
+    seed_announcements(data_dir / "announcements.sqlite3")
     return data_dir
+
+
+def seed_announcements(path: Path) -> None:
+    """Three subscribers (one on 'beasiswa' only), three announcements (sent, discarded, pending; the first id
+    taken by a row deleted since, so the ids do not start at 1) and the sent one's deliveries."""
+    import sqlite3
+    from types import SimpleNamespace
+
+    store = AnnouncementStore(path)
+    store.subscribe("telegram:101", "telegram", "all")
+    store.subscribe("telegram:102", "telegram", "beasiswa")
+    store.subscribe("whatsapp:62811", "whatsapp", "all")
+    drafts = [SimpleNamespace(key=f"k{n}", doc_id=f"d{n}", url=f"https://prodi.example.ac.id/berita/{n}/",
+                              title=title, date="2026-11-20", summary=f"Ringkasan {n}.", text=title)
+              for n, title in enumerate(("dihapus", "Beasiswa Unggulan", "Seminar", "Rapat dosen"))]
+    gone, sent, dropped, _waiting = store.add_announcements(drafts, run_id="r-1")
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM announcements WHERE id = ?", (gone.id,))
+    store.set_status(sent.id, "sent", expect="pending")
+    store.set_status(dropped.id, "discarded", expect="pending")
+    for user, channel, status in (("telegram:101", "telegram", "sent"), ("telegram:102", "telegram", "sent"),
+                                  ("whatsapp:62811", "whatsapp", "skipped")):
+        store.claim_delivery(sent.id, user, channel)
+        store.finish_delivery(sent.id, user, status)
+    store.close()
 
 
 def test_migrate_store_copies_every_table_with_equal_counts_and_is_idempotent(sample_data_dir: Path,
@@ -84,6 +112,9 @@ def test_migrate_store_copies_every_table_with_equal_counts_and_is_idempotent(sa
     assert counts[("runs.sqlite3", "job_runs")]["postgresql"] >= 1
     assert counts[("insights.sqlite3", "questions")]["postgresql"] == 35
     assert counts[("insights.sqlite3", "admin_answers")]["postgresql"] == 4
+    assert {t: counts[("announcements.sqlite3", t)]["postgresql"]
+            for t in ("subscriptions", "announcements", "deliveries")} == {
+        "subscriptions": 3, "announcements": 3, "deliveries": 3}
     assert all(r["sqlite"] == r["postgresql"] for r in data["tables"])
 
     # the copy reads back as the SQLite stores do
@@ -101,6 +132,23 @@ def test_migrate_store_copies_every_table_with_equal_counts_and_is_idempotent(sa
         finally:
             sqlite_insights.close()
         assert pg_insights.forget_user("web:user-0") == 7  # /hapus finds the copied questions
+        pg_ann = PgAnnouncementStore(db)
+        with AnnouncementStore(sample_data_dir / "announcements.sqlite3") as ann:
+            assert pg_ann.announcements() == ann.announcements()  # ids, statuses, summaries, run ids
+            assert pg_ann.subscriptions() == ann.subscriptions()
+            sent = ann.announcements(status="sent")[0]
+            assert pg_ann.delivery_counts(sent.id) == ann.delivery_counts(sent.id) == {
+                "sending": 0, "sent": 2, "skipped": 1, "failed": 0}
+            newest = ann.announcements()[0].id
+        # the copied deliveries keep their claims: nothing is sent twice after the move
+        assert not pg_ann.claim_delivery(sent.id, "telegram:101", "telegram")
+        # a later reindex's announcement gets an id after the copied ones
+        from types import SimpleNamespace
+
+        added = pg_ann.add_announcements([SimpleNamespace(key="k-new", doc_id="d9", url="https://x.example/9",
+                                                          title="Baru", date="2026-11-27", summary="Baru.",
+                                                          text="Baru")])
+        assert added[0].id == newest + 1
         # a later crawl commit gets a new crawl id after the copied ones
         last = pg_docs.last_crawl_id()
         pg_docs.sync_documents([], {}, replace_all=False)
