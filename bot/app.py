@@ -166,7 +166,7 @@ class ServeApp:
             admin_status=self.status_provider,
             feedback_counts=stores.feedback.counts,
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
-            admin_runs=wiring.build_run_views(s, self.ops),
+            admin_runs=wiring.build_run_views(s, self.ops, announcements=self.subscriptions),
             admin_insights=self.insights,
             announcements=wiring.build_announcement_desk(s, store=self.subscriptions, state=stores.state),
             site_url=wiring.site_base_url(s),

@@ -25,6 +25,7 @@ __all__ = [
     "fmt_time",
     "index_facts",
     "live_progress",
+    "run_announcements",
     "run_detail",
     "run_rows",
     "trend",
@@ -214,8 +215,39 @@ def _crawl_line(log: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     return lines[-1]
 
 
-def run_detail(runs: RunStore, run_id: str, timezone: str) -> dict[str, Any] | None:
-    """Everything the run page shows about one run, or None when there is no such run (blocking)."""
+ANNOUNCEMENT_STATUS_LABELS = {"pending": "menunggu", "sent": "dikirim", "discarded": "dibuang"}
+
+
+def run_announcements(log: Sequence[Mapping[str, Any]], store: Any) -> dict[str, Any]:
+    """The announcements a run found (its log's ``announcements`` stage lists their ids), each with its status and
+    delivery counts from the announcement store (blocking). ``available`` is False without a store; a store that
+    cannot be read gives ``error`` (the rest of the run page still shows)."""
+    ids: list[int] = []
+    found = 0
+    for line in _stage_lines(log).get("announcements", []):
+        found += int(line.get("found") or 0)
+        ids += [int(i) for i in line.get("ids") or [] if isinstance(i, int) or str(i).isdigit()]
+    out: dict[str, Any] = {"available": store is not None, "found": found, "items": [], "error": None}
+    if store is None:
+        return out
+    try:
+        for announcement_id in dict.fromkeys(ids):
+            a = store.announcement(announcement_id)
+            if a is None:  # removed since (none is, today): skip it
+                continue
+            counts = store.delivery_counts(a.id)
+            out["items"].append({
+                "id": a.id, "title": a.title, "url": a.url, "date": a.date, "status": a.status,
+                "status_label": ANNOUNCEMENT_STATUS_LABELS.get(a.status, a.status),
+                "deliveries": {k: int(counts.get(k, 0)) for k in ("sent", "skipped", "failed", "sending")}})
+    except Exception as error:  # PostgreSQL away, a broken file: say so on the page
+        out["error"] = f"pengumuman tidak dapat dibaca ({type(error).__name__})"
+    return out
+
+
+def run_detail(runs: RunStore, run_id: str, timezone: str, announcements: Any = None) -> dict[str, Any] | None:
+    """Everything the run page shows about one run, or None when there is no such run (blocking). With
+    ``announcements`` (the announcement store) the announcements the run found, with their delivery counts."""
     run = runs.get(run_id)
     if run is None:
         return None
@@ -250,6 +282,7 @@ def run_detail(runs: RunStore, run_id: str, timezone: str) -> dict[str, Any] | N
             "removed": list(crawl.get("pages_removed_urls") or []),
         },
         "progress": _progress_view(run, progress),
+        "announcements": run_announcements(log, announcements),
         "log": log,
     }
 
@@ -337,8 +370,11 @@ class RunViews:
     """The admin page's run views over one run store and index directory (async wrappers for the server)."""
 
     def __init__(self, runs: RunStore, index_root: Path, timezone: str,
-                 next_run: Callable[[], datetime | None] | None = None, trend_runs: int = 30) -> None:
+                 next_run: Callable[[], datetime | None] | None = None, trend_runs: int = 30,
+                 announcements: Any = None) -> None:
+        """``announcements``: the announcement store, for the announcements each run found (issue 32)."""
         self.runs = runs
+        self.announcements = announcements
         self.index_root = Path(index_root)
         self.timezone = timezone
         self.next_run = next_run
@@ -372,7 +408,7 @@ class RunViews:
         return await self._blocking(self._overview)
 
     async def detail(self, run_id: str) -> dict[str, Any] | None:
-        return await self._blocking(run_detail, self.runs, run_id, self.timezone)
+        return await self._blocking(run_detail, self.runs, run_id, self.timezone, self.announcements)
 
     async def live(self) -> dict[str, Any] | None:
         return await self._blocking(live_progress, self.runs)

@@ -869,9 +869,10 @@ __all__ += ["ensure_index", "reindex_in_child", "run_reindex_once"]
 # --- what maintainers read: run pages, live progress, trends ----------------------------------------------------
 
 
-def build_run_views(settings: Settings, ops=None):  # -> bot.run_views.RunViews
+def build_run_views(settings: Settings, ops=None, announcements=None):  # -> bot.run_views.RunViews
     """The admin page's run views over the run store; the next scheduled run comes from ``ops``' schedule, or
-    from REINDEX_CRON when this process runs no schedule."""
+    from REINDEX_CRON when this process runs no schedule. ``announcements``: the announcement store, for each run's
+    announcements with their delivery counts."""
     from datetime import datetime
 
     from bot.run_views import RunViews
@@ -887,7 +888,7 @@ def build_run_views(settings: Settings, ops=None):  # -> bot.run_views.RunViews
         trigger = parse_cron(settings.ops.reindex_cron, settings.timezone)
         return trigger.get_next_fire_time(None, datetime.now(trigger.timezone))
 
-    return RunViews(runs, settings.index_dir, settings.timezone, next_run=next_run)
+    return RunViews(runs, settings.index_dir, settings.timezone, next_run=next_run, announcements=announcements)
 
 
 __all__ += ["build_run_views"]

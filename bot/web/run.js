@@ -72,6 +72,25 @@
       changes.appendChild(ul);
     });
 
+    var ann = d.announcements || { available: false, items: [] };
+    var annBody = document.querySelector("#announcements tbody");
+    annBody.innerHTML = "";
+    ann.items.forEach(function (a) {
+      var n = a.deliveries;
+      var link = urlLink(a.url);
+      link.textContent = a.title;
+      var tr = row([link, a.status_label, A.num(n.sent), A.num(n.skipped), A.num(n.failed)],
+                   "announcement announcement-" + a.status);
+      tr.setAttribute("data-id", String(a.id));
+      annBody.appendChild(tr);
+    });
+    var annEmpty = document.getElementById("announcements-empty");
+    annEmpty.hidden = ann.items.length > 0 && !ann.error;
+    A.text(annEmpty, ann.error ? "Gagal memuat pengumuman: " + ann.error
+      : !ann.available ? "Pengumuman tidak tersedia di proses ini."
+      : "Proses ini tidak menemukan pengumuman.");
+    document.querySelector("#announcements").hidden = ann.items.length === 0;
+
     if (d.run.status === "RUNNING" && !timer) { timer = setInterval(load, 1000); }
     if (d.run.status !== "RUNNING" && timer) { clearInterval(timer); timer = null; }
   }

@@ -73,3 +73,44 @@ def test_the_cli_lists_announcements_with_their_counts(tmp_path):
     text = subprocess.run([sys.executable, "-m", "bot", "announcements"], capture_output=True, text=True, env=env,
                           timeout=120)
     assert "terkirim 1, dilewati 1, gagal 0" in text.stdout and BEASISWA.url in text.stdout
+
+
+async def test_the_run_page_shows_the_runs_announcements_with_delivery_counts(served, apis):  # noqa: F811
+    """GET /admin/api/runs/<id> over real HTTP: the announcements the run's log names, each with its status and
+    sent / skipped / failed (one sent through the Bot API stand-in, one WhatsApp user outside the window without a
+    template skipped, one failed delivery); a run that found none has an empty list; the page has the section."""
+    from bot import wiring
+
+    store = served.subscriptions
+    store.subscribe("telegram:501", "telegram", "all")
+    store.subscribe("whatsapp:62811", "whatsapp", "all")
+    bsw, sem = store.add_announcements([BEASISWA, SEMINAR])
+    store.claim_delivery(bsw.id, "telegram:777", "telegram")  # a delivery that failed (e.g. a 400)
+    store.finish_delivery(bsw.id, "telegram:777", "failed", detail="BadRequest")
+    runs = wiring.build_run_store(served.settings)
+    found = runs.start("schedule").run_id
+    runs.log(found, {"run_id": found, "stage": "announcements", "duration_s": 0.01, "found": 2, "recorded": 2,
+                     "ids": [bsw.id, sem.id]})
+    runs.finish(found, "SUCCESS")
+    quiet = runs.start("schedule").run_id
+    runs.finish(quiet, "SUCCESS")
+    s = served.test_session
+    headers = await admin_headers(s, "adm")
+    async with s.post(f"/admin/api/announcements/{bsw.id}/send", headers=headers) as r:
+        assert r.status == 200
+    async with s.get(f"/admin/api/runs/{found}") as r:
+        assert r.status == 401  # the admin session is needed
+    async with s.get(f"/admin/api/runs/{found}", headers=headers) as r:
+        assert r.status == 200
+        shown = (await r.json())["announcements"]
+    assert shown["available"] is True and shown["found"] == 2 and shown["error"] is None
+    by_id = {a["id"]: a for a in shown["items"]}
+    assert list(by_id) == [bsw.id, sem.id]
+    assert by_id[bsw.id]["title"] == BEASISWA.title and by_id[bsw.id]["url"] == BEASISWA.url
+    assert by_id[bsw.id]["status_label"] == "dikirim"
+    assert by_id[bsw.id]["deliveries"] == {"sent": 1, "skipped": 1, "failed": 1, "sending": 0}
+    assert by_id[sem.id]["status_label"] == "menunggu" and by_id[sem.id]["deliveries"]["sent"] == 0
+    async with s.get(f"/admin/api/runs/{quiet}", headers=headers) as r:
+        assert (await r.json())["announcements"] == {"available": True, "found": 0, "items": [], "error": None}
+    async with s.get(f"/admin/runs/{found}", headers=headers) as r:
+        assert r.status == 200 and 'id="announcements"' in await r.text()

@@ -99,6 +99,8 @@ async def test_a_failed_runs_page_shows_stages_valves_and_the_failed_page(browse
         assert "≤ 20%" in checks and "27%" in checks
         summary = await page.locator("#summary").text_content()
         assert "telegram:42" in summary and "WIB" in summary
+        # a failed run records no announcements: the section says so
+        assert await page.locator("#announcements-empty").text_content() == "Proses ini tidak menemukan pengumuman."
         assert "download=1" in await page.locator("#download").get_attribute("href")
         await _no_overflow(page)
         await page.screenshot(path=str(IMG / "admin-run-1200.png"), full_page=True)
@@ -184,5 +186,42 @@ async def test_a_reindex_started_on_the_admin_page_shows_its_stage_live(browser,
         row = page.locator("#runs tr.run").first
         await row.filter(has_text="Berhasil").wait_for(timeout=30_000)
         assert "admin" in await row.text_content()
+    finally:
+        await page.close()
+
+
+async def test_a_runs_page_lists_its_announcements_with_delivery_counts(browser, served_runs):  # noqa: F811
+    """The announcements a good run found (its log's ids), each a link with its status and sent / skipped / failed
+    read from the announcement store (issue 32)."""
+    from tests.bot.test_announce_delivery import BEASISWA, SEMINAR
+
+    store = served_runs.subscriptions
+    bsw, sem = store.add_announcements([BEASISWA, SEMINAR])
+    store.set_status(bsw.id, "sent", expect="pending")
+    for user, status in (("telegram:1", "sent"), ("telegram:2", "sent"), ("whatsapp:62811", "skipped"),
+                         ("telegram:3", "failed")):
+        store.claim_delivery(bsw.id, user, user.split(":")[0])
+        store.finish_delivery(bsw.id, user, status)
+    rid = served_runs.good_runs[-1]
+    served_runs.ops.runs.log(rid, {"run_id": rid, "stage": "announcements", "duration_s": 0.01, "found": 2,
+                                   "recorded": 2, "ids": [bsw.id, sem.id]})
+    base = f"http://127.0.0.1:{served_runs.port}"
+    page = await browser.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        await log_in(page, base, TOKEN)
+        await page.goto(f"{base}/admin/runs/{rid}")
+        row = page.locator(f"#announcements tr.announcement[data-id='{bsw.id}']")
+        await row.wait_for(timeout=15_000)
+        cells = [c.strip() for c in await row.locator("td").all_text_contents()]
+        assert cells == [BEASISWA.title, "dikirim", "2", "1", "1"]
+        assert await row.locator("a").get_attribute("href") == BEASISWA.url
+        pending = [c.strip() for c in await page.locator(f"tr[data-id='{sem.id}'] td").all_text_contents()]
+        assert pending == [SEMINAR.title, "menunggu", "0", "0", "0"]
+        assert await page.locator("#announcements-empty").is_hidden()
+        await page.set_viewport_size({"width": 420, "height": 900})
+        await _no_overflow(page)
+        assert not errors, errors
     finally:
         await page.close()
