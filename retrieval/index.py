@@ -112,6 +112,11 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _version_name() -> str:
+    """``v<UTC date>-<time>-<random>``: sorts by build time to the second, unique beyond it."""
+    return time.strftime("v%Y%m%d-%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
 def _chunk_json(chunk: Chunk) -> str:
     return json.dumps(
         {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "url": chunk.url, "title": chunk.title,
@@ -270,15 +275,52 @@ class IndexManager:
 
     def save_fusion(self, fit: FusionFit | dict) -> Path:
         """Store fitted fusion constants (``retrieval.tuning``) with the current version and serve them: this
-        process reloads at once, other processes at their next pointer check (the pointer is rewritten)."""
+        process reloads at once, other processes at their next pointer check (the pointer is rewritten). With a
+        shared store the fit makes a new version (the current one's files plus ``fusion.json``), published like a
+        build, so every host serves it."""
         name = self.current_version()
         if name is None:
             raise IndexUnavailable(f"there is no index under {self.root} to calibrate yet; {REBUILD_HINT}.")
+        if self.store is not None:
+            path = self._fusion_version(name, fit)
+            self.reload_if_changed()
+            return path
         with self._lock:
             path = save_fusion(self.versions_dir / name, fit)
             self._switch(name)
         self.reload_if_changed()
         return path
+
+    def _fusion_version(self, name: str, fit: FusionFit | dict) -> Path:
+        """A copy of version ``name`` with ``fit`` in its fusion.json, under a new name: published, then current."""
+        with open(self.root / ".build.lock", "a+") as lock_file:
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+            try:
+                source = self.versions_dir / name
+                new = _version_name()
+                tmp = self.versions_dir / f".tmp-{new}"
+                tmp.mkdir(parents=True)
+                try:
+                    for item in source.iterdir():
+                        if item.is_file() and item.name != FUSION_FILE:
+                            shutil.copy2(item, tmp / item.name)
+                    params = json.loads((tmp / "params.json").read_text(encoding="utf-8"))
+                    params.update(version=new, previous=name)
+                    (tmp / "params.json").write_text(json.dumps(params, indent=2, ensure_ascii=False),
+                                                     encoding="utf-8")
+                    save_fusion(tmp, fit)
+                    final = self.versions_dir / new
+                    os.replace(tmp, final)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+                self._publish(new, final)
+                self._switch(new)
+                self._cleanup(keep={new, name})
+            finally:
+                fcntl.flock(lock_file, fcntl.LOCK_UN)
+        logger.info("fusion constants saved as index version %s (from %s)", new, name)
+        return final / FUSION_FILE
 
     # --- building ----------------------------------------------------------------------------------------------
     def build(self, chunks: Sequence[Chunk], documents: Sequence[Document], *, full: bool = False) -> BuildReport:
@@ -338,7 +380,7 @@ class IndexManager:
         removed = sum(1 for cid in prev_chunks if cid not in ids)
 
         vectors, embedded = self._embed(texts, full=full)
-        name = time.strftime("v%Y%m%d-%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+        name = _version_name()
         tmp = self.versions_dir / f".tmp-{name}"
         tmp.mkdir(parents=True)
         try:

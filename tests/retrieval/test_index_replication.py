@@ -120,3 +120,20 @@ def test_without_a_store_nothing_changes(tmp_path, embedder, config):
     a = _host(tmp_path, "a", embedder, config, None)
     report = a.build(*reversed(_corpus()))
     assert a.sync() is None and a.current_version() == report.version
+
+
+def test_a_fusion_fit_travels_as_a_new_version(tmp_path, embedder, config, store):
+    from retrieval.tuning import FUSION_FILE
+
+    a, b = (_host(tmp_path, h, embedder, config, store) for h in ("a", "b"))
+    first = a.build(*reversed(_corpus()))
+    b.sync()
+    path = a.save_fusion({"dense_weight": 0.8})
+    fitted = a.current_version()
+    assert fitted != first.version and path == a.versions_dir / fitted / FUSION_FILE
+    assert a.current().info["fusion"] == {"dense_weight": 0.8} and store.latest() == fitted
+    assert b.sync() == fitted
+    assert b.current().info["fusion"] == {"dense_weight": 0.8} and b.current().config.dense_weight == 0.8
+    assert len(b.current()) == first.total
+    later = a.build(*reversed(_corpus(1)))  # the next build carries the fit along, as on one host
+    assert b.sync() == later.version and b.current().config.dense_weight == 0.8
