@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.settings import Settings
+from handlers.chat import announce_callback, parse_announce_callback
 from sync_jobs.reindex import ReindexJob
 
-__all__ = ["AnnouncementFinder", "AnnouncingReindexJob", "announce_rules", "sent_between"]
+__all__ = ["AnnouncementFinder", "AnnouncingReindexJob", "announce_callback", "announce_rules",
+           "notify_pending", "parse_announce_callback", "sent_between"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,28 @@ def sent_between(store: Any, since: float, until: float, *, limit: int = 200) ->
         out.append({**a.as_json(), "deliveries": {k: int(counts.get(k, 0)) for k in ("sent", "skipped", "failed",
                                                                                      "sending")}})
     return sorted(out, key=lambda d: (d["updated_at"], d["id"]))
+
+
+# --- the Telegram admin notice (ANNOUNCE_MODE=review) --------------------------------------------------------------
+NOTICE_LIMIT = 10  # notices per run; the rest wait on /admin
+
+
+def notice_text(a: Any) -> str:
+    return (f"📢 Pengumuman baru menunggu persetujuan:\n\n{a.title}\n{a.date}\n\n{a.summary}\n\n{a.url}\n\n"
+            "Kirim ke pelanggan, atau buang? (Ringkasan dapat diubah di halaman /admin.)")
+
+
+async def notify_pending(notify: Callable[..., Any], added: list[Any], *, limit: int = NOTICE_LIMIT) -> int:
+    """One notice per new pending announcement to the Telegram admins (``notify(text, buttons=…)``, a
+    ``bot.channels.telegram.TelegramAdminNotifier``) with Kirim / Buang buttons; at most ``limit``, then one line
+    pointing at /admin. Returns the notices sent (summed over admins)."""
+    sent = 0
+    for a in added[:limit]:
+        buttons = [[("Kirim", announce_callback("send", a.id)), ("Buang", announce_callback("discard", a.id))]]
+        sent += int(await notify(notice_text(a), buttons=buttons) or 0)
+    if len(added) > limit:
+        sent += int(await notify(f"…dan {len(added) - limit} pengumuman lain menunggu di halaman /admin.") or 0)
+    return sent
 
 
 class AnnouncementFinder:
@@ -124,8 +148,9 @@ class AnnouncingReindexJob(ReindexJob):
     """The reindex job that records the announcements of a successful run (see the module docstring)."""
 
     def __init__(self, *, finder: AnnouncementFinder, send_now: Callable[[int], Any] | None = None,
-                 **kwargs: Any) -> None:
-        """``send_now(announcement_id)``: ANNOUNCE_MODE=auto sends each recorded announcement at once."""
+                 notify: Callable[..., Any] | None = None, **kwargs: Any) -> None:
+        """``send_now(announcement_id)``: ANNOUNCE_MODE=auto sends each recorded announcement at once. ``notify``
+        (the Telegram admin notifier): otherwise each admin gets a notice with Kirim / Buang buttons."""
         load = kwargs["load"]
 
         def load_and_find(store_path):
@@ -138,6 +163,7 @@ class AnnouncingReindexJob(ReindexJob):
         super().__init__(**kwargs)
         self.finder = finder
         self.send_now = send_now
+        self.notify = notify
 
     async def run(self, trigger: str, requested_by: str | None = None):
         final = await super().run(trigger, requested_by=requested_by)
@@ -159,6 +185,11 @@ class AnnouncingReindexJob(ReindexJob):
         except Exception as error:  # the announcements are stored; the log line is a courtesy
             logger.warning("could not log the announcements of run %s: %s", final.run_id, error)
         logger.info("reindex %s: %d announcement(s) recorded", final.run_id, len(added))
+        if self.send_now is None and self.notify is not None and added:
+            try:
+                await notify_pending(self.notify, added)
+            except Exception:  # they wait on /admin all the same
+                logger.exception("notifying the admins of run %s's announcements failed", final.run_id)
         if self.send_now is not None:
             for announcement in added:
                 try:
@@ -191,10 +222,20 @@ class AnnouncementDesk:
                                                                                      "sending")}})
         return out
 
-    async def send(self, announcement_id: int) -> dict[str, Any]:
-        """Approve and deliver; ValueError when it is not pending (already sent or discarded) or unknown."""
+    async def get(self, announcement_id: int) -> Any:
+        """One announcement, or None."""
+        return await self._blocking(self.store.announcement, announcement_id)
+
+    async def send(self, announcement_id: int, *, accepted: Callable[[], Any] | None = None) -> dict[str, Any]:
+        """Approve and deliver; ValueError when it is not pending (already sent or discarded) or unknown.
+        ``accepted()`` (the Telegram notice answers its button) is awaited once approved, before the delivery."""
         if not await self._blocking(self.store.set_status, announcement_id, "sent", expect="pending"):
             raise ValueError(f"announcement {announcement_id} is not waiting (unknown, sent or discarded)")
+        if accepted is not None:
+            try:
+                await accepted()
+            except Exception as error:  # answering the button is a courtesy; the delivery goes on
+                logger.warning("acknowledging announcement %s failed: %s", announcement_id, type(error).__name__)
         announcement = await self._blocking(self.store.announcement, announcement_id)
         if self._deliverer is None:
             return {"announcement_id": announcement_id, "delivered": False}

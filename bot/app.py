@@ -102,6 +102,8 @@ class ServeApp:
         self._closers.append(self.insights.store.close)
         self.subscriptions = wiring.open_announcement_store(s)
         self._closers.append(self.subscriptions.close)
+        # one desk for /admin and the Telegram admin notice's buttons (issue 32)
+        self.announcement_desk = wiring.build_announcement_desk(s, store=self.subscriptions, state=self.stores.state)
         self.service = wiring.build_chat_service(
             s,
             self.answerer,
@@ -112,6 +114,7 @@ class ServeApp:
             question_log=QuestionLog(self.insights.store),
             admin_answer=self._admin_answer,
             subscriptions=self.subscriptions,
+            announcements=self.announcement_desk,
         )
         self.digest = wiring.attach_digest(s, self.ops, self.insights, announcements=self.subscriptions)
         wiring.attach_answer_expiry(s, self.ops, self.insights)
@@ -168,7 +171,7 @@ class ServeApp:
             reindex=(lambda: self.reindex_trigger(None)) if self.reindex_trigger else None,
             admin_runs=wiring.build_run_views(s, self.ops, announcements=self.subscriptions),
             admin_insights=self.insights,
-            announcements=wiring.build_announcement_desk(s, store=self.subscriptions, state=stores.state),
+            announcements=self.announcement_desk,
             site_url=wiring.site_base_url(s),
             health_checks=checks,
             metrics=self.metrics,

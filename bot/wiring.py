@@ -737,6 +737,8 @@ def build_reindex_job(settings: Settings, *, redis=None, index_manager=None, see
                                   open_docstore=lambda: open_docstore(settings), today=lambda: local_today(settings)),
         # ANNOUNCE_MODE=auto: what a run found is sent at once
         send_now=build_announcement_desk(settings).send if settings.announce_mode == "auto" else None,
+        # otherwise (review) the Telegram admins get a notice with Kirim / Buang buttons
+        notify=build_admin_notifier(settings) if settings.announce_mode != "auto" else None,
         config=config,
         runs=build_run_store(settings),
         lock=build_reindex_lock(settings, redis),

@@ -29,7 +29,7 @@ from storage.models import Message
 from storage.privacy import clean_incoming, strip_controls
 
 __all__ = ["COMMANDS", "Answerer", "ChatService", "PositionCallback", "Reply", "SmallTalkDetector", "UserRef",
-           "feedback_ids", "parse_feedback_id"]
+           "announce_callback", "feedback_ids", "parse_announce_callback", "parse_feedback_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,27 @@ def feedback_ids(trace_id: str, *, max_bytes: int | None = None) -> tuple[str, s
     if max_bytes is not None and any(len(i.encode()) > max_bytes for i in ids):
         return feedback_ids("")
     return ids
+
+
+# the Kirim / Buang buttons of the Telegram admins' announcement notice (bot.announcements.notify_pending)
+CALLBACK_PREFIX = "ann"
+_ACTIONS = {"send": "s", "discard": "d"}
+
+
+def announce_callback(action: str, announcement_id: int) -> str:
+    """A button's callback data: ``ann:s:<id>`` / ``ann:d:<id>`` (well under Telegram's 64 bytes)."""
+    return f"{CALLBACK_PREFIX}:{_ACTIONS[action]}:{int(announcement_id)}"
+
+
+def parse_announce_callback(data: str) -> tuple[str, int] | None:
+    """(``send`` | ``discard``, id) of a notice button's data, or None for any other data."""
+    parts = (data or "").split(":")
+    if len(parts) != 3 or parts[0] != CALLBACK_PREFIX or not (parts[2].isascii() and parts[2].isdigit()):
+        return None
+    action = {v: k for k, v in _ACTIONS.items()}.get(parts[1])
+    if action is None or len(parts[2]) > 18:
+        return None
+    return action, int(parts[2])
 
 
 def parse_feedback_id(data: str) -> tuple[str, str] | None:
@@ -185,7 +206,10 @@ class ChatService:
         admin_answer: AdminAnswerWriter | None = None,
         smalltalk: SmallTalkDetector | None = None,
         subscriptions: Subscriptions | None = None,
+        announcements: Any = None,
     ) -> None:
+        """``announcements``: the admins' ``bot.announcements.AnnouncementDesk`` (what /admin's buttons call), for
+        the Kirim / Buang buttons of the Telegram admin notice."""
         self.answerer = answerer
         self.conversations = conversations
         self.feedback_store = feedback
@@ -202,6 +226,7 @@ class ChatService:
         self.admin_answer = admin_answer
         self.smalltalk = smalltalk
         self.subscriptions = subscriptions
+        self.announcements = announcements
 
     # --- entry points -----------------------------------------------------------------------------------------
     def is_admin(self, user: UserRef) -> bool:
@@ -506,6 +531,43 @@ class ChatService:
         if not removed:
             return Reply(texts.BERHENTI_TOPIC_MISSING.format(topic=topic), kind="notice")
         return Reply(texts.BERHENTI_TOPIC.format(topic=topic))
+
+    async def announcement_action(self, user: UserRef, action: str, announcement_id: int, *,
+                                  accepted: Callable[[], Any] | None = None) -> Reply:
+        """Kirim (``send``) or Buang (``discard``) a pending announcement from a Telegram admin notice, through the
+        same desk as /admin: it moves from pending once, so a second press (or another admin's, or /admin's) gets
+        "sudah dikirim". ``accepted()`` is awaited once the send is accepted, before the delivery runs. A notice
+        (``kind="notice"``) when nothing was done."""
+        if not self.is_admin(user):
+            logger.info("refused an announcement button from a non-admin %s user", user.channel)
+            return Reply(texts.ADMIN_ONLY, kind="notice")
+        desk = self.announcements
+        if desk is None or action not in ("send", "discard"):
+            return Reply(texts.ANNOUNCE_FAILED, kind="notice")
+        try:
+            if action == "send":
+                report = await desk.send(announcement_id, accepted=accepted)
+                title = getattr(await desk.get(announcement_id), "title", "")
+                return Reply(texts.ANNOUNCE_SENT.format(title=title[:80], sent=report.get("sent", 0),
+                                                        skipped=report.get("skipped", 0),
+                                                        failed=report.get("failed", 0)))
+            await desk.discard(announcement_id)
+            title = getattr(await desk.get(announcement_id), "title", "")
+            return Reply(texts.ANNOUNCE_DISCARDED.format(title=title[:80]))
+        except ValueError:  # not pending: say why
+            pass
+        except Exception:
+            logger.exception("announcement %s: %s from Telegram failed", announcement_id, action)
+            return Reply(texts.ANNOUNCE_FAILED, kind="notice")
+        try:
+            current = await desk.get(announcement_id)
+        except Exception:
+            logger.exception("reading announcement %s failed", announcement_id)
+            return Reply(texts.ANNOUNCE_FAILED, kind="notice")
+        status = getattr(current, "status", None)
+        text = {"sent": texts.ANNOUNCE_ALREADY_SENT, "discarded": texts.ANNOUNCE_ALREADY_DISCARDED}.get(
+            str(status), texts.ANNOUNCE_NOT_FOUND)
+        return Reply(text, kind="notice")
 
     async def feedback(self, user: UserRef, trace_id: str, value: str) -> Reply:
         """Store 👍/👎 with the answer's trace id."""

@@ -37,7 +37,15 @@ from telegram.ext import (
 )
 
 from handlers import texts
-from handlers.chat import COMMANDS, ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
+from handlers.chat import (
+    COMMANDS,
+    ChatService,
+    Reply,
+    UserRef,
+    feedback_ids,
+    parse_announce_callback,
+    parse_feedback_id,
+)
 from handlers.choices import choice_at, parse_pick_id, pick_ids
 from handlers.formatting import format_sources_html, mark, split_message
 from handlers.progress import answer_with_progress
@@ -152,6 +160,10 @@ class TelegramHandlers:
         if pick is not None:
             await self.on_pick(update, context, pick)
             return
+        action = parse_announce_callback(query.data or "")
+        if action is not None:
+            await self.on_announcement(update, *action)
+            return
         notice = ""
         try:
             vote = parse_feedback_id(query.data or "")
@@ -164,6 +176,41 @@ class TelegramHandlers:
                         await query.edit_message_reply_markup(reply_markup=None)
         finally:
             await query.answer(notice[:190] or None)
+
+    async def on_announcement(self, update: Update, action: str, announcement_id: int) -> None:
+        """Kirim / Buang on an admin's announcement notice (admins only; the same desk as /admin, so it is sent
+        once). The query is answered as soon as the send is accepted (a delivery to thousands takes longer than a
+        button may wait), the buttons come off, and the outcome follows as a message in that chat."""
+        query = update.callback_query
+        assert query is not None
+        user = _user(update)
+        answered = False
+
+        async def accepted() -> None:
+            nonlocal answered
+            answered = True
+            await query.answer(texts.ANNOUNCE_SENDING)
+            with contextlib.suppress(TelegramError):
+                await query.edit_message_reply_markup(reply_markup=None)
+
+        reply = Reply(texts.ANNOUNCE_FAILED, kind="notice")
+        try:
+            if user is not None:
+                reply = await self.service.announcement_action(user, action, announcement_id, accepted=accepted)
+        finally:
+            if not answered:
+                with contextlib.suppress(TelegramError):
+                    await query.answer(reply.text[:190], show_alert=reply.kind == "notice")
+        if user is None or not self.service.is_admin(user):
+            return
+        settled = reply.kind != "notice" or reply.text in (texts.ANNOUNCE_NOT_FOUND, texts.ANNOUNCE_ALREADY_SENT,
+                                                            texts.ANNOUNCE_ALREADY_DISCARDED)
+        if settled and not answered:
+            with contextlib.suppress(TelegramError):  # settled: the buttons have nothing left to do
+                await query.edit_message_reply_markup(reply_markup=None)
+        message = query.message if isinstance(query.message, Message) else None
+        if reply.kind != "notice" and message is not None:
+            await message.reply_text(reply.text)
 
     async def on_pick(self, update: Update, context: ContextTypes.DEFAULT_TYPE, pick: str | int) -> None:
         """A choice under an ask-back: answer the query, take the choices off, then handle the choice's text as

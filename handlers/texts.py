@@ -4,6 +4,13 @@ from __future__ import annotations
 
 __all__ = [
     "ADMIN_ONLY",
+    "ANNOUNCE_ALREADY_DISCARDED",
+    "ANNOUNCE_ALREADY_SENT",
+    "ANNOUNCE_DISCARDED",
+    "ANNOUNCE_FAILED",
+    "ANNOUNCE_NOT_FOUND",
+    "ANNOUNCE_SENDING",
+    "ANNOUNCE_SENT",
     "ASK_SOMETHING",
     "BUSY_CLIENT",
     "BUSY_ERROR",
@@ -174,3 +181,13 @@ SMALLTALK = {
 def smalltalk_reply(intent: str) -> str:
     """The reply to one small-talk intent (a greeting for an unknown one), with the line of what the bot answers."""
     return f"{SMALLTALK.get(intent, SMALLTALK['greeting'])}\n{SMALLTALK_CAN}"
+
+
+# --- announcements: the Telegram admin notice's buttons (issue 32) -------------------------------------------------
+ANNOUNCE_SENDING = "Pengumuman sedang dikirim ke pelanggan…"
+ANNOUNCE_SENT = ("Pengumuman \"{title}\" sudah dikirim: {sent} terkirim, {skipped} dilewati, {failed} gagal.")
+ANNOUNCE_DISCARDED = "Pengumuman \"{title}\" dibuang dan tidak dikirim."
+ANNOUNCE_ALREADY_SENT = "Pengumuman ini sudah dikirim sebelumnya; tidak dikirim lagi."
+ANNOUNCE_ALREADY_DISCARDED = "Pengumuman ini sudah dibuang sebelumnya."
+ANNOUNCE_NOT_FOUND = "Mohon maaf, pengumuman ini tidak ditemukan."
+ANNOUNCE_FAILED = "Mohon maaf, pengumuman belum dapat diproses saat ini. Silakan coba lagi dari halaman /admin."

@@ -207,7 +207,13 @@ class TelegramAdminNotifier:
         self.timeout = timeout_seconds
         self.admin_ids = [a for a in admin_ids if a.strip()]
 
-    async def __call__(self, text: str, chat_ids: Sequence[str] | None = None) -> int:
+    async def __call__(self, text: str, chat_ids: Sequence[str] | None = None, *,
+                       buttons: Sequence[Sequence[tuple[str, str]]] | None = None) -> int:
+        """Send ``text`` to each admin; ``buttons``: rows of (label, callback data) as an inline keyboard."""
+        from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+        markup = InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=data) for label, data in row]
+                                       for row in buttons]) if buttons else None
         targets = [c for c in (_telegram_chat_id(a) for a in (chat_ids or self.admin_ids)) if c]
         if not targets:
             return 0
@@ -224,7 +230,7 @@ class TelegramAdminNotifier:
         try:
             for chat_id in dict.fromkeys(targets):
                 try:
-                    await bot.send_message(chat_id, text[:4000])
+                    await bot.send_message(chat_id, text[:4000], reply_markup=markup)
                     sent += 1
                 except (TelegramError, OSError) as error:
                     logger.warning("Telegram refused an admin notification: %s", str(error)[:200])
