@@ -786,13 +786,14 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
     from sync_jobs.reindex import index_info
 
     def reload() -> bool:  # blocking: runs in the executor
+        synced = None
         if getattr(index_manager, "store", None) is not None:
             try:
-                index_manager.sync()
+                synced = index_manager.sync()  # a fetched version is loaded by sync itself
             except Exception as error:  # PostgreSQL away, a bad download: the version in use keeps serving
                 logger.error("could not bring the shared index version here: %s; still serving %s", error,
                              index_manager.current_version())
-        changed = index_manager.reload_if_changed()
+        changed = index_manager.reload_if_changed() or synced is not None
         if changed and metrics is not None:
             info = index_info(index_manager.root)
             metrics.index_loaded(chunks=int(info.get("chunks", 0)), documents=int(info.get("documents", 0)),

@@ -178,6 +178,22 @@ class CachedEmbedder:
                         found[h] = np.frombuffer(blob, dtype=np.float32).copy()
         return found
 
+    def remember(self, texts: Sequence[str], vectors: np.ndarray) -> int:
+        """Put passage vectors this model computed elsewhere (an index version fetched from another host) into the
+        cache, keeping rows it already has. Returns how many texts were given."""
+        if self.path is None or not len(texts):
+            return 0
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(texts), self.dim):
+            raise ValueError(f"{vectors.shape[0]}×{vectors.shape[-1]} vectors for {len(texts)} texts of "
+                             f"{self.dim} dims")
+        with closing(self._connect()) as db, db:
+            db.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
+                ((self.name, self.text_hash(t), self.dim, v.tobytes()) for t, v in zip(texts, vectors, strict=True)),
+            )
+        return len(texts)
+
     def _embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         hashes = [self.text_hash(t) for t in texts]

@@ -538,8 +538,9 @@ class IndexManager:
     def sync(self) -> str | None:
         """With a shared store: make the newest complete published version current here, fetching it (every
         checksum verified) when this host lacks it, and prune local versions beyond ``keep_versions``. Returns the
-        version switched to, or None when nothing changed (no store, already current, or a build or fetch runs in
-        another process of this host). A store without any version is seeded with this host's current one (a
+        version switched to (loaded already when it was fetched), or None when nothing changed (no store, already
+        current, or a build or fetch runs in another process of this host). A fetched version's vectors then go
+        into the passage cache. A store without any version is seeded with this host's current one (a
         deployment moving to several hosts). Blocking. Raises the store's errors (``StoreError``,
         ``IndexTransferError``); the version in use keeps serving then."""
         if self.store is None:
@@ -563,7 +564,8 @@ class IndexManager:
                     return None
                 if latest == current:
                     return None
-                if not (self.versions_dir / latest).is_dir():
+                fetched = not (self.versions_dir / latest).is_dir()
+                if fetched:
                     started = time.perf_counter()
                     self.store.fetch(latest, self.versions_dir)
                     logger.info("fetched index version %s in %.2f s", latest, time.perf_counter() - started)
@@ -571,7 +573,32 @@ class IndexManager:
                 self._cleanup(keep={latest, current})
             finally:
                 fcntl.flock(lock_file, fcntl.LOCK_UN)
+        if fetched:
+            try:  # serve it first, then fill the passage cache (minutes for a big site, on a real embedder)
+                self.reload_if_changed()
+            except IndexUnavailable:
+                pass  # reported by whoever asks for the index next; the cache is filled all the same
+            self._warm_cache(latest)
         return latest
+
+    def _warm_cache(self, name: str) -> None:
+        """Give the passage cache the vectors of a fetched version (same embedder), so this host's next build
+        embeds only what changed, not the whole site once more. Best effort: a failure only logs."""
+        if not isinstance(self.embedder, CachedEmbedder):
+            return
+        path = self.versions_dir / name
+        try:
+            params = json.loads((path / "params.json").read_text(encoding="utf-8"))
+            if params.get("embedder") != self.embedder.name or params.get("dims") != self.embedder.dim:
+                return
+            chunks = [Chunk(**json.loads(line)) for line in (path / "chunks.jsonl").read_text("utf-8").splitlines()
+                      if line]
+            started = time.perf_counter()
+            count = self.embedder.remember([passage_text(c) for c in chunks], np.load(path / "vectors.npy"))
+            logger.info("passage cache: %d vectors of version %s in %.2f s", count, name,
+                        time.perf_counter() - started)
+        except Exception as error:
+            logger.warning("could not add the vectors of index version %s to the passage cache: %s", name, error)
 
     def _cleanup(self, keep: set[str | None]) -> None:
         """Remove old versions (all but ``keep`` and the newest ``keep_versions``) and leftovers; under the lock."""

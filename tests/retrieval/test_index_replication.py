@@ -137,3 +137,19 @@ def test_a_fusion_fit_travels_as_a_new_version(tmp_path, embedder, config, store
     assert len(b.current()) == first.total
     later = a.build(*reversed(_corpus(1)))  # the next build carries the fit along, as on one host
     assert b.sync() == later.version and b.current().config.dense_weight == 0.8
+
+
+def test_a_fetched_version_fills_the_passage_cache_so_the_next_build_embeds_only_changes(tmp_path, nano, embedder,
+                                                                                           config, store):
+    from retrieval.embedders import CachedEmbedder
+    from retrieval.search import passage_text
+
+    a = _host(tmp_path, "a", embedder, config, store)
+    b = IndexManager(tmp_path / "b" / "index", config, CachedEmbedder(nano, tmp_path / "b" / "cache"), store=store)
+    documents, chunks = _corpus()
+    a.build(chunks, documents)
+    assert b.embedder.cached([passage_text(c) for c in chunks]) == {}
+    b.sync()
+    assert len(b.embedder.cached([passage_text(c) for c in chunks])) == len(chunks)
+    changed = b.build(*reversed(_corpus(1)))  # the nightly reindex lands on B: one page changed
+    assert b.embedder.computed == 1 and changed.embedded == 1
