@@ -855,9 +855,16 @@ def reindex_in_child(settings: Settings, trigger: str, requested_by: str | None,
 def ensure_index(settings: Settings, progress=None) -> None:
     """Build the first index when there is none: the one reindex job (trigger ``cli``) over SITE_SEEDS, or over the
     bundled demo site that this process serves on loopback (``chat``/``ask``, the embedded default). Blocking;
-    raises RuntimeError with the run's error when it fails. ``progress(stage, done, total)``: a console bar."""
+    raises RuntimeError with the run's error when it fails. ``progress(stage, done, total)``: a console bar. With
+    DATABASE_URL the version the other hosts serve is fetched instead, when PostgreSQL has one."""
     import asyncio
 
+    if settings.database_url is not None:
+        try:
+            if build_index_manager(settings).sync() is not None:
+                return
+        except Exception as error:  # PostgreSQL away, a bad download: build one here instead
+            logger.warning("could not fetch the shared index version (%s); building one here", error)
     run = asyncio.run(run_reindex_once(settings, "cli", progress=progress, use_redis=False))
     if run.status != "SUCCESS":
         raise RuntimeError(

@@ -75,3 +75,17 @@ async def test_a_reindex_with_the_stores_in_postgresql(mini_site, data_dir, pg_u
     assert not (data_dir / "prodi.sqlite3").exists() and not (data_dir / "runs.sqlite3").exists()
     assert not (data_dir / "insights.sqlite3").exists()
     assert list((data_dir / "staging").glob("docstore-*")) == []
+
+
+def test_a_first_index_on_a_new_host_is_fetched_not_built(data_dir, tmp_path, pg_url) -> None:
+    """`chat`/`ask` on a host with an empty DATA_DIR (ensure_index): the version another host published is fetched,
+    nothing is crawled (the site is unreachable) and no run is recorded."""
+    from tests.retrieval.conftest import corpus_chunks, corpus_documents
+
+    other = ops_settings(tmp_path / "other", "http://127.0.0.1:9/", database_url=pg_url)
+    published = wiring.build_index_manager(other).build(corpus_chunks(), corpus_documents())
+    here = ops_settings(data_dir, "http://127.0.0.1:9/", database_url=pg_url)
+    wiring.ensure_index(here)
+    manager = wiring.build_index_manager(here)
+    assert manager.current_version() == published.version and len(manager.current()) == published.total
+    assert wiring.build_run_store(here).recent(5) == []
