@@ -41,6 +41,7 @@ ASK_BACK_LEAD = "Maksud Anda yang mana"
 _ROW = re.compile(r"^\s*([^:;\n]{1,40}):\s*([^;\n]+?)\s*;\s*[^:;\n]{1,40}:")  # "Beasiswa: KIP Kuliah; Penyelenggara: …"
 _LABEL = re.compile(r"(?:^|[;\n])\s*([^:;\n]{1,40}?)\s*:", re.MULTILINE)
 _PARENS = re.compile(r"\s*\(([^()]{2,60})\)\s*")
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")  # a word as spellings are matched: "al-qur'an" → al, qur'an
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +85,18 @@ class Inventory:
     labels: frozenset[str]
     analyzer: Analyzer
     _stems: dict[str, frozenset[str]] = field(default_factory=dict)
-    _forms: list[tuple[str, Entity]] = field(default_factory=list)
+    # first word of a spelling → (its words, the entity), longest first: a reply is scanned word by word, so the
+    # cost grows with the reply, not with the site ("Beasiswa Bank Indonesia" is named before "Bank Indonesia")
+    _starts: dict[str, list[tuple[tuple[str, ...], Entity]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        pairs = [(form, e) for e in self.entities for form in e.forms]
-        # longest spelling first: "Beasiswa Bank Indonesia" is named before "Bank Indonesia" could be
-        self._forms = sorted(pairs, key=lambda p: -len(p[0]))
+        for e in self.entities:
+            for form in e.forms:
+                tokens = tuple(m.group(0) for m in _TOKEN.finditer(form.lower()))
+                if tokens:
+                    self._starts.setdefault(tokens[0], []).append((tokens, e))
+        for spellings in self._starts.values():
+            spellings.sort(key=lambda p: -len(p[0]))
 
     @classmethod
     def of(cls, index: Any) -> Inventory:
@@ -152,21 +159,29 @@ class Inventory:
     def named_in(self, text: str) -> list[Entity]:
         """The entities ``text`` names, in order of first mention. The longest spelling wins where two overlap, and
         a spelling used as a field label ("Beasiswa: …") names nothing."""
-        taken: list[tuple[int, int]] = []
-        found: list[tuple[int, Entity]] = []
         lowered = text.lower()
-        for form, entity in self._forms:
-            pattern = re.compile(r"(?<![\w])" + re.escape(form.lower()) + r"(?![\w])")
-            for m in pattern.finditer(lowered):
-                start, end = m.span()
-                if any(start < b and a < end for a, b in taken):
-                    continue
-                if lowered[end:end + 1] == ":":
-                    continue
-                taken.append((start, end))
-                if all(e is not entity for _, e in found):
-                    found.append((start, entity))
-        named = [e for _, e in sorted(found, key=lambda p: p[0])]
+        words = list(_TOKEN.finditer(lowered))
+        found: list[Entity] = []
+        i = 0
+        while i < len(words):
+            match = None
+            for tokens, entity in self._starts.get(words[i].group(0), ()):
+                n = len(tokens)
+                if tuple(w.group(0) for w in words[i:i + n]) == tokens:
+                    match = (n, entity)
+                    break
+            if match is None:
+                i += 1
+                continue
+            n, entity = match
+            end = words[i + n - 1].end()
+            if lowered[end:].lstrip(".").startswith(":"):  # a field label ("Beasiswa: …") names nothing
+                i += n
+                continue
+            if all(e is not entity for e in found):
+                found.append(entity)
+            i += n
+        named = found
         # a page that lists rows ("Laboratories", "Beasiswa") is their container: with one of its rows named, the
         # row is what the text is about, and the page's title is only where it was found
         tables = {e.sort[4:] for e in named if e.sort.startswith("row:")}
