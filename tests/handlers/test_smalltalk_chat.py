@@ -98,11 +98,16 @@ async def test_console_transcript_small_talk_after_an_answer_and_after_reset(pip
     assert await stores.conversations.history("console:local") == []  # /reset; small talk added nothing
 
 
-async def test_the_next_question_s_history_has_no_small_talk(pipeline, data_dir):
+def _recorded_service(pipeline, data_dir):
+    """A ChatService over the pipeline with every call recorded, and its in-memory stores."""
     settings = Settings(_env_file=None, data_dir=data_dir)
     stores = wiring.build_channel_stores(settings, in_memory=True)
     recording = Recording(pipeline)
-    service = wiring.build_chat_service(settings, recording, stores)
+    return wiring.build_chat_service(settings, recording, stores), stores, recording
+
+
+async def test_the_next_question_s_history_has_no_small_talk(pipeline, data_dir):
+    service, stores, recording = _recorded_service(pipeline, data_dir)
     user = UserRef("web", "s1")
     first = await service.handle(user, "Siapa ketua program studi informatika?")
     assert first.kind == "answer" and "Rahmat Hidayat" in first.text
@@ -188,10 +193,7 @@ async def test_a_greeting_before_a_question_is_not_part_of_the_question(pipeline
     """"halo min, kaprodi siapa ya?" answers the question: the lead clause the classifier takes for small talk
     ("halo min", "ok", "ganti topik") is left out of what the pipeline reads and of the history; a clause that is
     part of the question ("kalau semester 5, …") stays."""
-    settings = Settings(_env_file=None, data_dir=data_dir)
-    stores = wiring.build_channel_stores(settings, in_memory=True)
-    recording = Recording(pipeline)
-    service = wiring.build_chat_service(settings, recording, stores)
+    service, stores, recording = _recorded_service(pipeline, data_dir)
     user = UserRef("web", "s7")
     reply = await service.handle(user, "halo min, siapa ketua program studi informatika?")
     assert reply.kind == "answer" and "Rahmat Hidayat" in reply.text
