@@ -39,11 +39,22 @@ def _admin_routes(app: ServeApp) -> list[tuple[str, str]]:
     for resource in app.runner.app.router.resources():
         info = resource.get_info()
         path = info.get("path") or info.get("formatter") or ""
+        pattern = info.get("pattern")
         if path.startswith("/admin") and path not in ("/admin/login", "/admin/logout"):
+            filled = re.sub(r"\{([^}]+)\}", lambda m, p=pattern: _value(m.group(1), p), path)
             for route in resource:
                 if route.method in ("GET", "POST"):
-                    routes.append((route.method, re.sub(r"\{[^}]+\}", "x-1", path)))  # {run_id}, {answer_id}
+                    routes.append((route.method, filled))
     return routes
+
+
+def _value(name: str, pattern: re.Pattern[str] | None) -> str:
+    """A value the route's own pattern accepts for a placeholder: "x-1" ({run_id}, {answer_id}), or the first of
+    the alternatives a constrained one lists ({action:send|summary|discard} → "send")."""
+    group = re.search(rf"\(\?P<{re.escape(name)}>([^)]*)\)", pattern.pattern) if pattern is not None else None
+    if group and "|" in group.group(1):
+        return group.group(1).split("|")[0]
+    return "x-1"
 
 
 async def test_no_admin_route_accepts_the_token_in_the_url_or_a_header(admin) -> None:
