@@ -200,6 +200,15 @@ CREATE TABLE deliveries (
 );
 """
 
+_SHARED_FILES = """
+CREATE TABLE shared_files (
+    name TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+"""
+
 # (version, name, SQL): applied in version order, each once, in one transaction each
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents and crawl state", _DOCUMENTS),
@@ -209,4 +218,5 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (5, "announcement subscriptions", _SUBSCRIPTIONS),
     (6, "announcements", _ANNOUNCEMENTS),
     (7, "announcement deliveries", _DELIVERIES),
+    (8, "small files every replica keeps a copy of: the site's calibration (storage.pg_files)", _SHARED_FILES),
 ]
