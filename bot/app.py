@@ -83,7 +83,7 @@ class ServeApp:
         self.metrics = Metrics()  # its own Prometheus registry: one per process
         self.stores = wiring.build_channel_stores(s)
         self._closers.append(self.stores.close)
-        index_manager = None
+        index_manager = calibration = None
         if self.answerer is None:
             answering = await wiring.build_answering(s, metrics=self.metrics)
             self._closers.append(answering.close)
@@ -92,9 +92,11 @@ class ServeApp:
             self.index_ready = self.index_ready or answering.index_ready
             self._queue_depth = answering.queue_depth
             index_manager = self.index_manager = answering.index_manager
+            calibration = answering.calibration  # with DATABASE_URL: the watcher keeps the pipeline on the shared one
             self.llm_warm_up = self.llm_warm_up or answering.warm_up
         if self.status_provider is None or self.reindex_trigger is None:
-            self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, index_manager=index_manager)
+            self.ops = await wiring.build_serve_operations(s, metrics=self.metrics, index_manager=index_manager,
+                                                           calibration=calibration)
             self._closers.append(self.ops.close)
             self.status_provider = self.status_provider or self.ops.status
             self.reindex_trigger = self.reindex_trigger or self.ops.reindex

@@ -345,6 +345,24 @@ def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: lis
         load_threshold(path)  # what the pipeline will read back
     how = f"the reader's threshold {current:.3f} → {after.threshold:.3f}"
     _print_calibration(args, len(replies), how, before, after, path, fusion)
+    return _publish_calibration(settings, path)
+
+
+def _publish_calibration(settings: Settings, path: Path | None) -> int:
+    """With DATABASE_URL the file just saved goes to PostgreSQL too, so every replica takes it (bot.wiring
+    CalibrationFollower); 1 with the reason when it could not, since the other hosts keep the old one."""
+    from bot import wiring
+
+    if path is None:
+        return 0
+    try:
+        name = wiring.publish_calibration(settings, path)
+    except Exception as error:
+        print(f"error: saved to {path} but not published to PostgreSQL ({error}); the other hosts keep their "
+              "calibration until `calibrate` runs again", file=sys.stderr)
+        return 1
+    if name is not None:
+        print(f"published {name} to PostgreSQL: every replica takes it at its next index check", file=sys.stderr)
     return 0
 
 
@@ -382,6 +400,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
             print(json.dumps({"error": "bad_dataset", "message": message}, ensure_ascii=False))
         print(f"error: {message}", file=sys.stderr)
         return 2
+    wiring.fetch_shared_calibration(settings)  # with DATABASE_URL: refit from the model every host uses
     prior = wiring.build_calibrator(settings)
 
     fusion: dict[str, Any] = {}
@@ -407,4 +426,4 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if path is not None:
         model.save(path)
     _print_calibration(args, len(replies), how, before, after, path, fusion)
-    return 0
+    return _publish_calibration(settings, path)

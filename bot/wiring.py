@@ -328,6 +328,125 @@ def build_calibrator(settings: Settings):  # -> generation.calibration.Calibrato
         return None
 
 
+# the files of DATA_DIR/calibration/ that `calibrate` writes, by their name in PostgreSQL's shared_files
+CALIBRATION_FILES = {"calibration/abstention.json": "calibration_path",
+                     "calibration/reader.json": "reader_calibration_path"}
+
+
+def build_file_store(settings: Settings):  # -> storage.pg_files.PgFileStore | None
+    """Where the site's calibration travels between hosts: PostgreSQL with DATABASE_URL, else None (one host)."""
+    db = shared_database(settings)
+    if db is None:
+        return None
+    from storage.pg_files import PgFileStore
+
+    return PgFileStore(db)
+
+
+def calibration_files(settings: Settings) -> dict[str, Any]:
+    """``{name in shared_files: path under DATA_DIR}`` of the calibration files."""
+    return {name: getattr(settings, attr) for name, attr in CALIBRATION_FILES.items()}
+
+
+def fetch_shared_calibration(settings: Settings) -> list[str]:
+    """With DATABASE_URL: bring here the calibration files another host's `calibrate` published (sha256 checked,
+    renamed into DATA_DIR/calibration/); the names that changed. A refused file or PostgreSQL away is logged and
+    the files here stay. Without DATABASE_URL: nothing, []."""
+    store = build_file_store(settings)
+    if store is None:
+        return []
+    try:
+        result = store.sync(calibration_files(settings))
+    except Exception as error:  # PostgreSQL away: the calibration here keeps deciding
+        logger.warning("could not check PostgreSQL for the site's calibration: %s; using the files here", error)
+        return []
+    for line in result.errors:
+        logger.error("%s", line)
+    return result.changed
+
+
+def publish_calibration(settings: Settings, path) -> str | None:
+    """With DATABASE_URL and ``path`` one of the calibration files: publish it to PostgreSQL for the other hosts
+    and announce it on Redis (their index watchers sync at once; else at their next periodic check). Returns its
+    name, or None when nothing travels (no DATABASE_URL, or a file elsewhere: calibrate --out). Raises StoreError
+    when PostgreSQL does not take it."""
+    from pathlib import Path
+
+    store = build_file_store(settings)
+    names = {Path(p).resolve(): name for name, p in calibration_files(settings).items()}
+    name = names.get(Path(path).resolve())
+    if store is None or name is None:
+        return None
+    store.publish(name, Path(path))
+    if settings.redis_url:
+        import json
+
+        import redis
+
+        from storage import keys
+
+        try:
+            client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
+            try:
+                client.publish(keys.INDEX_CHANNEL, json.dumps({"calibration": name}))
+            finally:
+                client.close()
+        except Exception as error:  # the watchers' periodic check brings it instead
+            logger.warning("could not announce %s on Redis (%s); replicas take it at their next check", name, error)
+    return name
+
+
+class CalibrationFollower:
+    """Keeps a running pipeline on the site's calibration: ``sync()`` (blocking; the index watcher calls it at each
+    check) fetches what another host published and swaps the pipeline's calibrator or reader threshold when a file
+    differs from the one the pipeline was built with (fetched, or written by `calibrate` on this host); one
+    reference assignment each, so a turn in flight keeps the one it started with."""
+
+    def __init__(self, settings: Settings, pipeline) -> None:
+        self.settings = settings
+        self.pipeline = pipeline
+        self._applied = self._digests()  # the files the pipeline was built with
+
+    def _digests(self) -> dict[str, str | None]:
+        import hashlib
+
+        out: dict[str, str | None] = {}
+        for name, path in calibration_files(self.settings).items():
+            try:
+                out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                out[name] = None
+        return out
+
+    def sync(self) -> list[str]:
+        fetch_shared_calibration(self.settings)
+        now = self._digests()
+        changed = [name for name, digest in now.items() if digest != self._applied.get(name)]
+        if changed:
+            self.apply(changed)
+            self._applied = now
+        return changed
+
+    def apply(self, changed: list[str]) -> None:
+        import dataclasses
+
+        took = []
+        if "calibration/abstention.json" in changed:
+            if self.settings.abstention_model_path is not None:
+                took.append("abstention.json (not used: ABSTENTION_MODEL_PATH is set)")
+            else:
+                calibrator = build_calibrator(self.settings)
+                self.pipeline.calibrator = calibrator
+                took.append("abstention.json (" + (f"threshold {calibrator.threshold:.3f}" if calibrator is not None
+                                                   else "unreadable: the hand thresholds decide") + ")")
+        if "calibration/reader.json" in changed:
+            threshold = build_pipeline_config(self.settings).reader_threshold
+            self.pipeline.config = dataclasses.replace(self.pipeline.config, reader_threshold=threshold)
+            took.append("reader.json (" + (f"threshold {threshold:.3f}" if threshold is not None
+                                          else "unreadable: the reader's own threshold decides") + ")")
+        logger.info("took the site's new calibration (python -m bot calibrate): %s", ", ".join(took))
+
+
 def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=None):  # -> generation.AnswerPipeline
     """The answer pipeline over the current index (IndexManager.current()) and the LLM pool."""
     from generation.pipeline import AnswerPipeline
@@ -336,6 +455,7 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
 
     if index_manager is None:
         index_manager = build_index_manager(settings, embedder)
+    fetch_shared_calibration(settings)  # with DATABASE_URL: the calibration `calibrate` published on any host
     return AnswerPipeline(
         retriever=index_manager.current,
         pool=pool or build_llm_pool(settings),
@@ -348,7 +468,9 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
     )
 
 
-__all__ += ["build_calibrator", "build_generator", "build_llm_pool", "build_pipeline", "build_pipeline_config"]
+__all__ += ["CALIBRATION_FILES", "CalibrationFollower", "build_calibrator", "build_file_store", "build_generator",
+            "build_llm_pool", "build_pipeline", "build_pipeline_config", "calibration_files",
+            "fetch_shared_calibration", "publish_calibration"]
 
 # --- handlers (conversation store, chat service, channels) ---------------------------------------------------
 
@@ -467,6 +589,7 @@ class Answering:
     close: Any
     index_manager: Any = None
     warm_up: Any = None  # async () -> None: one token from the LLM (readiness)
+    calibration: Any = None  # CalibrationFollower with DATABASE_URL: the index watcher keeps the pipeline on it
 
 
 async def build_answering(settings: Settings, metrics=None) -> Answering:
@@ -510,7 +633,9 @@ async def build_answering(settings: Settings, metrics=None) -> Answering:
     if metrics is not None and index_ready():
         info = dict(manager.current().info)
         metrics.index_loaded(chunks=int(info.get("chunks", 0) or 0), documents=int(info.get("documents", 0) or 0))
-    return Answering(pipeline, search, index_ready, queue_depth, close, index_manager=manager, warm_up=warm_up)
+    calibration = CalibrationFollower(settings, pipeline) if settings.database_url is not None else None
+    return Answering(pipeline, search, index_ready, queue_depth, close, index_manager=manager, warm_up=warm_up,
+                     calibration=calibration)
 
 
 class ServeOperations:
@@ -572,7 +697,8 @@ class ServeOperations:
             await self.client.aclose()
 
 
-async def build_serve_operations(settings: Settings, metrics=None, index_manager=None) -> ServeOperations:
+async def build_serve_operations(settings: Settings, metrics=None, index_manager=None,
+                                 calibration=None) -> ServeOperations:
     """ReindexCoordinator, schedule and index watcher (the operations section's builders) for ``serve``."""
     import redis.asyncio as aioredis
 
@@ -589,7 +715,7 @@ async def build_serve_operations(settings: Settings, metrics=None, index_manager
     )
     watcher = None
     if index_manager is not None:
-        watcher = build_index_watcher(settings, index_manager, redis=client, metrics=metrics)
+        watcher = build_index_watcher(settings, index_manager, redis=client, metrics=metrics, calibration=calibration)
     return ServeOperations(coordinator, schedule=schedule, runs=coordinator.job.runs, watcher=watcher, client=client,
                            timezone=settings.timezone)
 
@@ -779,9 +905,11 @@ def build_reindex_coordinator(settings: Settings, *, metrics=None, redis=None, i
     return coordinator
 
 
-def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None):  # -> IndexWatcher
+def build_index_watcher(settings: Settings, index_manager, *, redis=None, metrics=None,
+                        calibration=None):  # -> IndexWatcher
     """Reloads ``index_manager`` on an ``INDEX_CHANNEL`` pub/sub message and every INDEX_RELOAD_INTERVAL_SECONDS;
-    with DATABASE_URL it first fetches the newest version published in PostgreSQL when this host lacks it."""
+    with DATABASE_URL it first fetches the newest version published in PostgreSQL when this host lacks it, and
+    ``calibration`` (a CalibrationFollower) brings a newer site calibration into the running pipeline."""
     from bot.ops.index_watcher import IndexWatcher
     from sync_jobs.reindex import index_info
 
@@ -793,6 +921,11 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
             except Exception as error:  # PostgreSQL away, a bad download: the version in use keeps serving
                 logger.error("could not bring the shared index version here: %s; still serving %s", error,
                              index_manager.current_version())
+        if calibration is not None:
+            try:
+                calibration.sync()
+            except Exception:  # the calibration in use keeps deciding
+                logger.exception("could not take the site's calibration from PostgreSQL")
         changed = index_manager.reload_if_changed() or synced is not None
         if changed and metrics is not None:
             info = index_info(index_manager.root)

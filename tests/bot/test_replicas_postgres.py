@@ -9,7 +9,8 @@ c. A is killed (SIGKILL, its reindex child too) while its reindex waits on a pag
    from the old version, the run stays unfinished until the next run records it ABORTED, and that next run (on B)
    succeeds;
 d. a third replica started with an empty DATA_DIR serves the current version once /readyz is 200 (503 before),
-   without crawling.
+   without crawling, with the site's calibration published meanwhile already in its DATA_DIR; B, running, takes
+   that calibration without a restart.
 
 The site is a tiny loopback site in this process whose "gate" page holds its answer until the test opens it: the
 reindex is killed at a known point, no sleeping on a guess.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
@@ -31,7 +33,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from generation.calibration import DEFAULT_MODEL_PATH, Calibrator
 from storage.pg import PgDatabase
+from storage.pg_files import PgFileStore
 from storage.pg_index import PgIndexStore
 from storage.pg_stores import PgRunStore
 from tests.auxil.admin import admin_headers
@@ -287,10 +291,18 @@ async def test_replicas_share_only_postgresql_and_redis(tmp_path, redis_url, sch
         assert (await b.retrieve("yudisium semester genap"))[0]["url"].endswith("/pengumuman/lambat/")
 
         # (d) a third replica with an empty DATA_DIR --------------------------------------------------------------
+        # …after `calibrate` on some host published the site's abstention model (what wiring.publish_calibration does)
+        model = tmp_path / "abstention.json"
+        dataclasses.replace(Calibrator.load(DEFAULT_MODEL_PATH), threshold=0.321).save(model)
+        PgFileStore(db).publish("calibration/abstention.json", model)
         runs_before = len(runs.recent(50))
         await c.start()
         body, seen = await c.wait_ready()
         assert body["components"]["index"]["version"] == v4
+        assert (c.data_dir / "calibration" / "abstention.json").read_bytes() == model.read_bytes()  # before 200
+        # B, running, takes it at its next periodic check (INDEX_RELOAD_INTERVAL_SECONDS=1), without a restart
+        await _until(lambda: _true("took the site's new calibration" in _log_file(b)), 30, "B on the new model")
+        assert (b.data_dir / "calibration" / "abstention.json").read_bytes() == model.read_bytes()
         assert all(status == 503 for status, _ in seen[:-1]) and all(v in (None, v4) for _, v in seen), seen
         assert (await c.retrieve("yudisium semester genap"))[0]["url"].endswith("/pengumuman/lambat/")
         assert "12 Oktober 2026" in await c.chat(WISUDA_Q, "s-c")
@@ -313,6 +325,20 @@ async def test_replicas_share_only_postgresql_and_redis(tmp_path, redis_url, sch
     assert codes["b"] == 0 and codes["c"] == 0, codes
     for replica in (b, c):
         assert "Traceback" not in replica.tail(10 ** 7), replica.tail()
+
+
+def _log_file(replica: Replica) -> str:
+    """The replica's JSON log file (INFO lines; its console has warnings only)."""
+    from bot.logging_setup import LOG_FILE_NAME
+
+    try:
+        return (replica.data_dir / "logs" / LOG_FILE_NAME).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+async def _true(value: bool) -> bool:
+    return value
 
 
 async def _equals(awaitable, expected) -> bool:

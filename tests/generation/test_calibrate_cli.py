@@ -97,3 +97,38 @@ def test_calibrate_refits_the_readers_threshold_and_the_next_answer_uses_it(tmp_
         if gates:
             break
     assert gates and gates[0]["threshold"] == pytest.approx(threshold, abs=1e-4)
+
+
+@pytest.mark.integration
+@pytest.mark.postgres
+def test_with_database_url_the_calibration_reaches_a_host_with_an_empty_data_dir(tmp_path: Path,
+                                                                                  sample_site: str) -> None:
+    """Issue 31: `calibrate` on host A publishes reader.json to PostgreSQL; `ask` on host B, which has nothing in
+    its DATA_DIR, fetches the index version and the threshold and its gate uses A's threshold."""
+    from tests.auxil.postgres import fresh_schema
+
+    a_dir, b_dir = tmp_path / "a", tmp_path / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    dev = [json.loads(line) for line in (ROOT / "tests/data/eval/answers.jsonl").read_text().splitlines() if line.strip()]
+    items = ([d for d in dev if d["answerable"] and not d.get("conversation")][:4]
+             + [d for d in dev if not d["answerable"] and not d.get("conversation")][:4])
+    dataset = tmp_path / "site.jsonl"
+    dataset.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in items))
+    with fresh_schema() as (url, _name):
+        a = {**_env(a_dir, sample_site), "ANSWERER": "reader", "DATABASE_URL": url}
+        b = {**_env(b_dir, sample_site), "ANSWERER": "reader", "DATABASE_URL": url}
+        assert _cli(a, "reindex", "--json").returncode == 0
+        result = _cli(a, "calibrate", "--dataset", str(dataset), "--target-refusal", "1", "--json")
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "published calibration/reader.json to PostgreSQL" in result.stderr
+        threshold = json.loads((a_dir / "calibration" / "reader.json").read_text())["threshold"]
+        gates = []
+        for item in items:
+            asked = _cli(b, "ask", item["query"], "--json")
+            assert asked.returncode == 0, asked.stderr[-2000:]
+            gates = [s for s in json.loads(asked.stdout)["trace"]["steps"] if s["step"] == "reader_gate"]
+            if gates:
+                break
+        assert (b_dir / "calibration" / "reader.json").read_bytes() == (a_dir / "calibration" / "reader.json").read_bytes()
+        assert gates and gates[0]["threshold"] == pytest.approx(threshold, abs=1e-4)
