@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from storage.sqlite_file import open_shared
+
 __all__ = ["ALL", "ANNOUNCEMENT_STATUSES", "MAX_TOPICS", "Announcement", "AnnouncementStore", "Subscription",
            "check_subscription"]
 
@@ -164,13 +166,8 @@ class AnnouncementStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
-        self._db.row_factory = sqlite3.Row
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
+        self._db = open_shared(self.path, _SCHEMA)
 
     def close(self) -> None:
         with self._lock:

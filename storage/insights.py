@@ -32,6 +32,7 @@ from typing import Any
 
 from storage.errors import StoreError
 from storage.privacy import mask_personal
+from storage.sqlite_file import open_shared
 
 __all__ = ["AdminAnswer", "InsightsStore", "QuestionLog", "mask_personal"]
 
@@ -139,13 +140,9 @@ class InsightsStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
-        self._db.row_factory = sqlite3.Row
+        self._db = open_shared(self.path, _SCHEMA)
         with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
             row = self._db.execute("SELECT value FROM meta WHERE key='user_salt'").fetchone()
             if row is None:
                 salt = secrets.token_hex(16)

@@ -26,7 +26,7 @@ from storage.announcements import (
     subscription_from_row,
     utc_now,
 )
-from storage.pg import PgDatabase
+from storage.pg_stores import PgStoreBase
 
 __all__ = ["PgAnnouncementStore"]
 
@@ -34,22 +34,8 @@ _LOCK_PROJECT = 0x70726F64  # storage.pg_stores' first key
 _LOCK_SUBSCRIBER = 0x616E6E  # second key space: hashtext(user key) is mixed in
 
 
-class PgAnnouncementStore:
-    """Subscriptions in PostgreSQL."""
-
-    def __init__(self, db: PgDatabase, *, close_db: bool = False) -> None:
-        self.db = db
-        self._close_db = close_db
-
-    def close(self) -> None:
-        if self._close_db:
-            self.db.close()
-
-    def __enter__(self) -> PgAnnouncementStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+class PgAnnouncementStore(PgStoreBase):
+    """Subscriptions, announcements and their deliveries in PostgreSQL."""
 
     def _rows(self, what: str, query: str, params: tuple = ()) -> list[dict[str, Any]]:
         def run(conn: psycopg.Connection) -> list[dict[str, Any]]:

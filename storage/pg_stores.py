@@ -46,7 +46,7 @@ from storage.runs import (
     utc_now,
 )
 
-__all__ = ["PgDocumentStore", "PgInsightsStore", "PgRunStore"]
+__all__ = ["PgDocumentStore", "PgInsightsStore", "PgRunStore", "PgStoreBase"]
 
 # second keys of the transaction-scoped advisory locks (first key: storage.pg's project key)
 _LOCK_PROJECT = 0x70726F64
@@ -62,7 +62,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class _PgStore:
+class PgStoreBase:
     def __init__(self, db: PgDatabase, *, close_db: bool = False) -> None:
         self.db = db
         self._close_db = close_db
@@ -94,7 +94,7 @@ class _PgStore:
 # --- documents and crawl state -----------------------------------------------------------------------------------
 
 
-class PgDocumentStore(_PgStore):
+class PgDocumentStore(PgStoreBase):
     """Documents, chunks, crawl state and per-crawl changes in PostgreSQL (the contract of ``DocumentStore``)."""
 
     def documents(self, kind: str | None = None) -> list[Document]:
@@ -270,7 +270,7 @@ class PgDocumentStore(_PgStore):
 # --- job runs ---------------------------------------------------------------------------------------------------
 
 
-class PgRunStore(_PgStore):
+class PgRunStore(PgStoreBase):
     """Reindex runs in PostgreSQL (the contract of ``RunStore``); newest first by start time, then start order."""
 
     def start(self, trigger: str, *, requested_by: str | None = None, status: str = "RUNNING") -> JobRun:
@@ -367,7 +367,7 @@ class PgRunStore(_PgStore):
 # --- the question log and the admin answers -------------------------------------------------------------------------
 
 
-class PgInsightsStore(_PgStore):
+class PgInsightsStore(PgStoreBase):
     """The masked question log and the admin answers in PostgreSQL (the contract of ``InsightsStore``)."""
 
     def __init__(self, db: PgDatabase, *, close_db: bool = False) -> None:
