@@ -295,8 +295,10 @@ def _without_shared_labels(reply: str, entities: Sequence[Entity]) -> str:
     for line in reply.splitlines():
         head, colon, rest = line.partition(":")
         named = sum(any(f.lower() in rest.lower() for f in e.forms) for e in entities)
-        out.append(rest if colon and named >= 2 and not any(f.lower() in head.lower() for e in entities
-                                                            for f in e.forms) else line)
+        # a list after it, not more labelled statements ("Ketua …: A [1]; Sekretaris …: B [2]" labels each its own)
+        heads_a_list = colon and named >= 2 and ":" not in rest
+        out.append(rest if heads_a_list and not any(f.lower() in head.lower() for e in entities
+                                                    for f in e.forms) else line)
     return "\n".join(out)
 
 

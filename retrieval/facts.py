@@ -346,7 +346,7 @@ class FactsTable:
                     return self._result(within, {"ask_role": " ".join(self._distinctive(words, wanted)),
                                                  "field": list(wanted)}, self._render_role(within))
             if held and not wanted:
-                return self._result(held, {"role": held[0]["value"]}, self._render_role(held))
+                return self._result(held, {"role": "; ".join(str(r["value"]) for r in held)}, self._render_role(held))
             people = list(dict.fromkeys(p for p in self.lecturers for r in held if r["doc_id"] == p.doc_id))
             if people:
                 rows = [{"table": "lecturers", "doc_id": p.doc_id, "name": p.name, "url": p.url, "field": f, "value": v}
@@ -405,12 +405,18 @@ class FactsTable:
     def _by_role(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
         """The field values that name a role the question asks about: every word of the value is in the question
         ("Jabatan: Ketua Program Studi" for "siapa ketua program studi"), and it shares a word with the question
-        that is neither generic ("program", "studi") nor a lecturer word ("dosen", "lektor"). Only one value may
-        match: a rank several lecturers hold is not a role. The question asks who (or for a field of the person)."""
+        that is neither generic ("program", "studi") nor a lecturer word ("dosen", "lektor"). Each value must be
+        held by one lecturer (a rank several hold is not a role), and a question may name up to three roles ("kaprodi
+        sama sekprodi siapa?"). The question asks who (or for a field of the person)."""
         distinctive, fields = self._role_fields(words, wanted)
         wset = set(words)
         found = [self._role_row(lec, f, v) for lec, f, v, value in fields if value <= wset and value & distinctive]
-        return found if len(found) == 1 else []
+        holders: dict[str, set[object]] = {}
+        for r in found:
+            holders.setdefault(_norm(str(r["value"])), set()).add(r["doc_id"])
+        if not found or len(holders) > 3 or any(len(ids) > 1 for ids in holders.values()):
+            return []
+        return found
 
     def _distinctive(self, words: list[str], wanted: Sequence[str]) -> list[str]:
         """The question's words that may name a role: content words some field value uses that are neither
@@ -423,7 +429,11 @@ class FactsTable:
         """The role values that hold every distinctive word of the question and say more ("koordinator" →
         "Koordinator Skripsi", "Koordinator Kerja Praktik"), when two or three people hold them: the candidates of
         an ask-back. More are a list, one is no ambiguity (``_by_role`` takes an exact one). A value of more than
-        six words is prose, not a role."""
+        six words is prose, not a role. Only for a question that asks for a field of the person ("email
+        koordinator"): "ketua hmj siapa?" shares "ketua" with lecturers' roles but asks about someone the table
+        does not hold, and a wrong ask-back there is worse than no answer."""
+        if not wanted:
+            return []
         distinctive, fields = self._role_fields(words, wanted)
         wset = set(words)
         found: list[dict[str, object]] = []

@@ -233,3 +233,12 @@ def test_a_role_several_people_hold_is_asked_back_and_the_pick_answers(pipeline)
     history = _history("mau tanya email koordinator dong", asked.answer)
     chosen = asyncio.run(pipeline.answer("yg skripsi kak", history))
     assert "yaqinov@ti.uin-malang.ac.id" in chosen.answer and not chosen.abstained
+
+
+def test_each_labelled_role_in_one_reply_keeps_its_own_label(index, inventory):
+    reply = "Ketua Program Studi: Supriyono, M.Kom. [1]; Sekretaris Program Studi: Shoffin Nahwa Utama, M.T. [2]"
+    both = refer("emailnya apa?", "kaprodi sama sekprodi TI siapa aja kak", reply, inventory, _formal(index),
+                 index.normalize_query)
+    assert both.kind == "ask" and len(both.entities) == 2
+    one = refer("emailnya apa?", "sekprodi siapa", reply, inventory, _formal(index), index.normalize_query)
+    assert one.kind == "carry" and _names(one.entities) == ["Shoffin Nahwa Utama, M.T."]

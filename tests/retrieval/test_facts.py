@@ -272,6 +272,7 @@ def _coordinators(tmp_path) -> FactsTable:
         lecturer("yaqin", "Dr. Ainul Yaqin, M.Kom.", "Jabatan: Koordinator Skripsi\nEmail: yaqin@kampus.test"),
         lecturer("ibrahim", "Yusuf Ibrahim, M.Kom.", "Jabatan: Koordinator Kerja Praktik\nEmail: yusuf@kampus.test"),
         lecturer("wira", "Gilang Wira, M.T.", "Jabatan: Ketua Program Studi\nEmail: gilang@kampus.test"),
+        lecturer("sari", "Sari Dewi, M.T.", "Jabatan: Ketua Laboratorium Jaringan\nEmail: sari@kampus.test"),
     ]
     build_facts(docs, tmp_path / "k.sqlite3")
     return FactsTable.load(tmp_path / "k.sqlite3")
@@ -287,5 +288,17 @@ def test_a_role_word_several_roles_share_asks_back_between_their_holders(tmp_pat
         ("Dr. Ainul Yaqin, M.Kom.", "Koordinator Skripsi"), ("Yusuf Ibrahim, M.Kom.", "Koordinator Kerja Praktik")]
     assert facts_usable(result.constraints, result.rows, "mau tanya email koordinator dong")
     # the role named in full is no choice: the person
+    # asking who holds a role the table does not name ("ketua himpunan") is no ask-back between lecturers
+    assert not table.lookup("ketua himpunan sekarang siapa").constraints.get("ask_role")
     exact = table.lookup("email koordinator skripsi")
     assert [(r["name"], r["value"]) for r in exact.rows] == [("Dr. Ainul Yaqin, M.Kom.", "yaqin@kampus.test")]
+
+
+def test_two_roles_named_in_one_question_name_both_holders(tmp_path):
+    from generation.facts_render import render_facts
+
+    result = _role_table(tmp_path).lookup("ketua program studi sama sekretaris program studi siapa aja")
+    assert [(r["name"], r["value"]) for r in result.rows] == [
+        ("Dr. Gilang Wiratmoko, M.Kom.", "Ketua Program Studi"), ("Kinanti Larasati, M.T.", "Sekretaris Program Studi")]
+    assert render_facts(result.constraints, list(result.rows)) == (
+        "Ketua Program Studi: Dr. Gilang Wiratmoko, M.Kom. [1]; Sekretaris Program Studi: Kinanti Larasati, M.T. [2]")
