@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from storage.sqlite_file import open_shared
+from storage.sqlite_file import open_shared, write_transaction
 
 __all__ = ["ALL", "ANNOUNCEMENT_STATUSES", "MAX_TOPICS", "Announcement", "AnnouncementStore", "Subscription",
            "check_subscription"]
@@ -179,17 +178,9 @@ class AnnouncementStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         """A transaction holding SQLite's write lock from its first statement (another process waits)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.rollback()
-                raise
-            self._db.commit()
+        return write_transaction(self._db, self._lock)
 
     # --- subscriptions --------------------------------------------------------------------------------------
     def subscribe(self, user_key: str, channel: str, topic: str) -> bool:

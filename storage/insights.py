@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from typing import Any
 
 from storage.errors import StoreError
 from storage.privacy import mask_personal
-from storage.sqlite_file import open_shared
+from storage.sqlite_file import open_shared, write_transaction
 
 __all__ = ["AdminAnswer", "InsightsStore", "QuestionLog", "mask_personal"]
 
@@ -160,18 +160,10 @@ class InsightsStore:
         with self._lock, self._db:
             yield self._db
 
-    @contextmanager
-    def _write_tx(self) -> Iterator[sqlite3.Connection]:
+    def _write_tx(self) -> AbstractContextManager[sqlite3.Connection]:
         """A transaction that takes SQLite's write lock before its first read: another process saving an admin
         answer at the same moment waits for it instead of reading the same MAX(id) and failing on the key."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.rollback()
-                raise
-            self._db.commit()
+        return write_transaction(self._db, self._lock)
 
     def user_hash(self, user_key: str) -> str:
         """A keyed hash of ``channel:user_id``: the same user gives the same hash, the hash gives no user back."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["open_shared"]
+__all__ = ["open_shared", "write_transaction"]
 
 
 def open_shared(path: Path, schema: str) -> sqlite3.Connection:
@@ -18,3 +21,18 @@ def open_shared(path: Path, schema: str) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript(schema)
     return db
+
+
+@contextmanager
+def write_transaction(db: sqlite3.Connection, lock: threading.RLock) -> Iterator[sqlite3.Connection]:
+    """A transaction that holds SQLite's write lock from its first statement (``BEGIN IMMEDIATE``): another process
+    writing at the same moment waits instead of reading what this one is about to change (two saves reading the same
+    MAX(id) and failing on the key). Rolled back on any exception, committed otherwise."""
+    with lock:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.rollback()
+            raise
+        db.commit()
