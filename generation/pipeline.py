@@ -463,7 +463,7 @@ class AnswerPipeline:
                        expanded: Callable[[str], str], formal: Callable[[str], str]) -> tuple[tuple[Entity, ...], str]:
         """The candidates the last ask-back offered, found again the way they were found (the pipeline keeps no
         state between turns), and the text to match a typed pick against: the follow-up's reply before it, or,
-        for a role several people hold ("email koordinator"), the ask-back's own lines."""
+        for a role word several people's roles share (an e-mail of "the coordinator"), the ask-back's own lines."""
         asked, reply = pairs[-1]
         if len(pairs) >= 2:
             before, before_reply = pairs[-2]
@@ -608,7 +608,7 @@ class AnswerPipeline:
             return "error"
         rows = list(getattr(found, "rows", ()) or ()) if found else []
         constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
-        if "ask_role" in constraints and rows:  # "email koordinator": two or three roles hold the word
+        if "ask_role" in constraints and rows:  # two or three roles hold the question's role word
             names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
             turn.trace.add("facts", constraints=constraints, rows=len(rows))
             turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(names))

@@ -37,7 +37,7 @@ class FollowUp:
     # what the previous reply named, for a follow-up that asks for something else ("ada lagi?", "yang lain?",
     # "selain itu?"): the answer should name something other than these
     exclude: tuple[str, ...] = ()
-    # it keeps the previous subject ("emailnya?", "beliau ngajar apa?", "jadwal kumpulnya kapan?"): neither narrows a
+    # it keeps the previous subject ("emailnya?", "beliau ngajar apa?", "jam latihannya kapan?"): neither narrows a
     # list ("yang 3 SKS saja?") nor switches with "kalau …?"; generation.subjects resolves which subject that is
     about_subject: bool = False
 

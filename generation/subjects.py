@@ -60,7 +60,7 @@ class Entity:
 
     @property
     def plain(self) -> str:
-        """Its shortest spelling: a name without academic titles, an acronym ("Muhammad Ainul Yaqin", "GDSC"), which
+        """Its shortest spelling: a name without academic titles, an acronym ("Budi Santoso", "UKM"), which
         a question can carry without a title's full stops reading as the end of a sentence."""
         return min(self.forms, key=len) if self.forms else self.name
 
@@ -86,7 +86,7 @@ class Inventory:
     analyzer: Analyzer
     _stems: dict[str, frozenset[str]] = field(default_factory=dict)
     # first word of a spelling → (its words, the entity), longest first: a reply is scanned word by word, so the
-    # cost grows with the reply, not with the site ("Beasiswa Bank Indonesia" is named before "Bank Indonesia")
+    # cost grows with the reply, not with the site ("Beasiswa Bank Nusantara" is named before "Bank Nusantara")
     _starts: dict[str, list[tuple[tuple[str, ...], Entity]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -182,7 +182,7 @@ class Inventory:
                 found.append(entity)
             i += n
         named = found
-        # a page that lists rows ("Laboratories", "Beasiswa") is their container: with one of its rows named, the
+        # a page that lists rows (a list of laboratories, of scholarships) is their container: with one of its rows named, the
         # row is what the text is about, and the page's title is only where it was found
         tables = {e.sort[4:] for e in named if e.sort.startswith("row:")}
         return [e for e in named if e.sort.startswith("row:") or e.url not in tables]
@@ -252,7 +252,7 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
         return Reference("none", tuple(having), attr, "a_list_has_it")
     if inventory.is_label(attribute):
         return Reference("prodi", tuple(fresh), attr, "none_has_it")
-    # an attribute in the student's words, not the site's ("jadwal kumpul" for "Jadwal kegiatan", "syarat" for
+    # an attribute in the student's words, not the site's ("jam latihan" for "Jadwal kegiatan", "syarat" for
     # "Sasaran"): two or three that have part of it, or two or three of one sort (rows of one table), are asked
     # between; one is no evidence enough to carry, and a lab beside its head are no alternatives (the rewrite decides)
     partly = [e for e in fresh if attribute & inventory.stems(e.record)]
@@ -324,7 +324,7 @@ def ask_back_text(question: str, entities: Sequence[Entity]) -> str:
 
 def ask_back_roles(rows: Sequence[dict[str, Any]]) -> str:
     """The ask-back for a role several people hold, one line each ("- Koordinator Skripsi: Dr. …"), so that a
-    typed pick ("yg skripsi") meets its own line."""
+    typed pick of the role's own word meets its line."""
     return f"{ASK_BACK_LEAD}?\n" + "\n".join(f"- {r.get('value')}: {r.get('name')}" for r in rows)
 
 
@@ -334,10 +334,10 @@ def is_ask_back(reply: str) -> bool:
 
 def pick(message: str, candidates: Sequence[Entity], context: str, inventory: Inventory,
          normalize: Callable[[str], str] | None = None, *, both: frozenset[str] = frozenset()) -> tuple[Entity, ...]:
-    """The candidates a reply to an ask-back chooses: the one it names (a button sends the name itself; "bu aisyah"
-    names part of it), the one whose record and whose line in ``context`` (the reply that named them) share the most
-    of its words ("yg kaprodi aja" → the line "Ketua Program Studi Supriyono"), or all of them when it says so
-    (``both``: "dua duanya", "semua"). () when it chooses none of them or cannot tell two apart."""
+    """The candidates a reply to an ask-back chooses: the one it names (a button sends the name itself; an honorific
+    and a first name name part of it), the one whose record and whose line in ``context`` (the reply that named
+    them) share the most of its words (a role word: the line that gives that role to a person), or all of them when
+    it says so (``both``, ``text.ALL_OF_THEM``). () when it chooses none of them or cannot tell two apart."""
     named = inventory.named_in(message)
     if named:  # a button's text, or the student typed a name: one of the candidates or none of them
         return tuple(e for e in named if any(e is c for c in candidates))

@@ -350,7 +350,7 @@ class ChatService:
 
     async def _offered(self, user: UserRef) -> tuple[str, ...]:
         """The choices of the user's pending ask-back, and the lines of the ask-back under its first (a role
-        several people hold is asked back one line each, "- Koordinator Skripsi: Dr. …", so "yg skripsi" picks)."""
+        several people hold is asked back one line each, "- Koordinator X: Dr. …", so the role's own word picks)."""
         choices = await self.state.last_choices(user.key)
         if not choices:
             return ()
@@ -360,7 +360,7 @@ class ChatService:
 
     def _without_smalltalk_lead(self, text: str) -> str:
         """"pagi kak, pkl bisa diambil kapan?" → "pkl bisa diambil kapan?": a clause before the first comma or full
-        stop that the classifier takes for small talk (a greeting, "ok", "ganti topik"), followed by a question, is
+        stop that the classifier takes for small talk (a greeting, "ok", "btw"), followed by a question, is
         not part of the question (at most two such clauses). The message is unchanged when the classifier fails."""
         if self.smalltalk is None:
             return text

@@ -342,7 +342,7 @@ class FactsTable:
             held = self._by_role(words, wanted)
             if not held:
                 within = self._roles_within(words, wanted)
-                if within:  # "email koordinator": two or three roles hold the word, the student is asked which
+                if within:  # two or three roles hold the question's role word: asked which
                     return self._result(within, {"ask_role": " ".join(self._distinctive(words, wanted)),
                                                  "field": list(wanted)}, self._render_role(within))
             if held and not wanted:
