@@ -23,6 +23,7 @@ Needs torch (the ``dev`` extra); the runtime reader (``generation.reader``) is n
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import json
 import math
@@ -42,6 +43,7 @@ from generation.reader.e5file import E5File
 from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
 
 ROOT = Path(__file__).resolve().parents[1]
+LEXICON_FILE = ROOT / "retrieval" / "data" / "colloquial_lexicon.csv"  # the shared data's lexicon, bundled unmodified
 
 
 def _is_dev(context: str) -> bool:
@@ -58,7 +60,40 @@ class Window:
     end: int
 
 
-def load_examples(path: Path, limit: int | None) -> dict[str, list[dict]]:
+def informal_spellings(path: Path = LEXICON_FILE) -> dict[str, tuple[list[str], list[int]]]:
+    """formal word -> (its colloquial spellings, how often each was seen), inverted from the external colloquial
+    lexicon (Salsabila et al. 2018): only one-word, alphabetic pairs whose spellings differ."""
+    out: dict[str, tuple[list[str], list[int]]] = {}
+    with open(path, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            slang, formal = row["slang"].strip().lower(), row["formal"].strip().lower()
+            if slang == formal or not slang.isalpha() or not formal.isalpha():
+                continue
+            forms, counts = out.setdefault(formal, ([], []))
+            forms.append(slang)
+            counts.append(max(1, int(row["count"] or 1)))
+    return out
+
+
+def as_students_type(question: str, rng: random.Random, spellings: dict[str, tuple[list[str], list[int]]]) -> str:
+    """The question as a student might type it: lower case, often without its question mark, and each word that
+    has colloquial spellings in the lexicon replaced by one of them (drawn by how often it was seen) half the time."""
+    words = []
+    for word in question.lower().split():
+        core = word.rstrip("?.,!")
+        tail = word[len(core):]
+        if core in spellings and rng.random() < 0.5:
+            forms, counts = spellings[core]
+            core = rng.choices(forms, weights=counts)[0]
+        words.append(core + tail)
+    text = " ".join(words)
+    return text.rstrip("?").rstrip() if rng.random() < 0.5 else text
+
+
+def load_examples(path: Path, limit: int | None, informal: float = 0.0) -> dict[str, list[dict]]:
+    """The three parts of the IDK-MRC train file. With ``informal`` > 0 that fraction of the *train* part's
+    questions (chosen with a fixed seed) is rewritten as students type (:func:`as_students_type`); dev and check
+    keep the dataset's own questions."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     parts: dict[str, list[dict]] = {"train": [], "dev": [], "check": []}
     for passage in raw:
@@ -74,6 +109,11 @@ def load_examples(path: Path, limit: int | None) -> dict[str, list[dict]]:
         for key in parts:
             rng.shuffle(parts[key])
             parts[key] = parts[key][:limit]
+    if informal > 0:
+        rng, spellings = random.Random(7), informal_spellings()
+        for ex in parts["train"]:
+            if rng.random() < informal:
+                ex["question"] = as_students_type(ex["question"], rng, spellings)
     return parts
 
 
@@ -112,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--checkpoint-every", type=int, default=100)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--informal", type=float, default=0.0,
+                    help="fraction of the train part's questions rewritten as students type (lexicon spellings)")
     ap.add_argument("--throughput-only", type=int, default=0, help="time N training windows and stop")
     args = ap.parse_args(argv)
 
@@ -149,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         sig_path.write_text(json.dumps(signature))
         if log_path.exists():
             log_path.unlink()
-    parts = load_examples(train_path(args.train_file), args.smoke or None)
+    parts = load_examples(train_path(args.train_file), args.smoke or None, args.informal)
     feats = {k: featurize(e5, cfg, v) for k, v in parts.items()}
     log(event="data", **{f"{k}_questions": len(v) for k, v in parts.items()},
         **{f"{k}_windows": len(v) for k, v in feats.items()},

@@ -126,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     from bench.idkmrc import train_path
     from bench.train_reader import featurize, load_examples
 
-    idk = featurize(e5, cfg, load_examples(train_path(None), None)["train"])
+    informal = json.loads((work / "signature.json").read_text(encoding="utf-8")).get("informal", 0.0)
+    idk = featurize(e5, cfg, load_examples(train_path(None), None, informal)["train"])
     opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
     for epoch in range(args.epochs):
         replay = rng.sample(range(len(idk)), len(feats))

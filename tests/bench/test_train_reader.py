@@ -68,3 +68,29 @@ def test_exported_weights_give_the_torch_logits_in_numpy(smoke):
     with torch.no_grad():
         logits = upper(lower(ids, mask), mask)[0].numpy()
     assert np.allclose(logits[:, 0], s_np, atol=2e-3) and np.allclose(logits[:, 1], e_np, atol=2e-3)
+
+
+def test_informal_rewrite_touches_only_the_train_part_and_is_fixed_by_the_seed():
+    from bench.idkmrc import train_path
+    from bench.train_reader import informal_spellings, load_examples
+
+    formal = load_examples(train_path(None), None)
+    informal = load_examples(train_path(None), None, 0.5)
+    again = load_examples(train_path(None), None, 0.5)
+    assert [e["question"] for e in informal["train"]] == [e["question"] for e in again["train"]]
+    for part in ("dev", "check"):
+        assert [e["question"] for e in informal[part]] == [e["question"] for e in formal[part]]
+    changed = [(f["question"], i["question"]) for f, i in zip(formal["train"], informal["train"], strict=True)
+               if f["question"] != i["question"]]
+    assert 0.4 < len(changed) / len(formal["train"]) < 0.6
+    assert all(i == i.lower() for _, i in changed)
+    # the spellings come from the external lexicon: a rewritten word is a lexicon spelling of the formal word
+    spellings = informal_spellings()
+    slang = {s for forms, _ in spellings.values() for s in forms}
+    swapped = [(a, b) for f, i in changed for a, b in zip(f.lower().split(), i.split(), strict=False)
+               if a.rstrip("?.,!") != b.rstrip("?.,!")]
+    assert swapped and all(b.rstrip("?.,!") in slang and b.rstrip("?.,!") in spellings[a.rstrip("?.,!")][0]
+                           for a, b in swapped)
+    # only the question changes: the passage and the answers' offsets into it are the dataset's own
+    assert all((f["context"], f["answers"]) == (i["context"], i["answers"])
+               for f, i in zip(formal["train"], informal["train"], strict=True))
