@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
 from retrieval.topics import MAX_TOPIC_CHARS, normalize_topic, topic_matches
+from storage.errors import ProdiBotError
 
 __all__ = ["FeedError", "atom_feed"]
 
@@ -21,8 +22,9 @@ FEED_TITLE = "Pengumuman Program Studi"
 MAX_ENTRIES = 50
 
 
-class FeedError(ValueError):
-    """A ``topik`` that cannot be used; the message is polite Indonesian, for the reader."""
+class FeedError(ProdiBotError, ValueError):
+    """A ``topik`` that cannot be used; the message is polite Indonesian, for the reader (unlike the rest of the
+    error tree, whose messages are English for the logs)."""
 
 
 def _time(value: str, fallback: str) -> str:

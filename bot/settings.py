@@ -30,6 +30,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
+from storage.errors import ProdiBotError
+
 __all__ = [
     "AnswerSettings", "ChannelSettings", "CrawlSettings", "OpsSettings", "RetrievalSettings", "Settings",
     "SettingsError", "config_from", "env_names", "load_settings", "value_of",
@@ -38,7 +40,7 @@ __all__ = [
 CommaList = Annotated[list[str], NoDecode]
 
 
-class SettingsError(Exception):
+class SettingsError(ProdiBotError):
     """A configuration value is invalid; the message names the variable and how to fix it."""
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from generation.entropy import entropy_from_logits
+from generation.errors import GenerationError
 from generation.types import Generation
 
 __all__ = [
@@ -39,7 +40,7 @@ DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"
 PROMPT_FORMATS = ("auto", "chat", "completion")
 
 
-class ModelError(RuntimeError):
+class ModelError(GenerationError, RuntimeError):
     """The model file is missing, corrupt or cannot be loaded; the message says how to fix it."""
 
 

@@ -3,6 +3,9 @@
 Completion-format prompts go to ``/completions``, chat messages to ``/chat/completions``; both at temperature 0 with
 top log-probabilities, from which the per-token entropy is computed the same way as in-process (eq. 9–10 of docs/answers.md, "Token entropy and DRAGIN rounds").
 Blocking (urllib); the LLM pool runs it in its worker thread. Every request has a timeout.
+Every failure is an ``OpenAIBackendError`` (a ``GenerationError``): the server cannot be reached, answers an error
+status, or answers 200 with a body that is not JSON or lacks ``choices``/``text``/``message.content`` (the original
+exception is its ``__cause__``; its message never quotes that body, which may hold the student's words).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from generation.entropy import TOP_K, entropy_from_logprobs
+from generation.errors import GenerationError
 from generation.types import Generation
 
 __all__ = ["OpenAIConfig", "OpenAIGenerator", "OpenAIBackendError"]
@@ -22,7 +26,11 @@ __all__ = ["OpenAIConfig", "OpenAIGenerator", "OpenAIBackendError"]
 logger = logging.getLogger(__name__)
 
 
-class OpenAIBackendError(RuntimeError):
+# what reading a malformed reply raises: a missing key or index, a wrong type, a value that is not a number
+_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+
+
+class OpenAIBackendError(GenerationError, RuntimeError):
     """The inference server could not be reached or answered with an error; the message says what to check."""
 
 
@@ -56,7 +64,7 @@ class OpenAIGenerator:
         req = urllib.request.Request(self._base + path, data=json.dumps(body).encode(), headers=headers, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:  # noqa: S310 (configured URL)
-                return json.loads(resp.read().decode("utf-8"))
+                raw, status = resp.read(), resp.status
         except urllib.error.HTTPError as error:
             detail = error.read().decode("utf-8", errors="replace")[:300]
             raise OpenAIBackendError(
@@ -68,6 +76,16 @@ class OpenAIGenerator:
                 f"cannot reach LLM_ENDPOINT {self._base} ({error}); start the server (e.g. "
                 "`python -m llama_cpp.server --model <gguf>`) or fix LLM_ENDPOINT."
             ) from None
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except ValueError as error:  # JSONDecodeError, UnicodeDecodeError; the body itself stays out of the message
+            raise self._malformed(path, f"a body that is not JSON ({len(raw)} bytes)", error, status) from error
+
+    def _malformed(self, path: str, what: str, error: BaseException, status: int = 200) -> OpenAIBackendError:
+        return OpenAIBackendError(
+            f"LLM_ENDPOINT {self._base} answered {status} on {path} with {what} ({type(error).__name__}); check "
+            "that it is an OpenAI-compatible server and that LLM_PROMPT_FORMAT matches the API it serves."
+        )
 
     def generate(
         self,
@@ -86,10 +104,8 @@ class OpenAIGenerator:
             }
             if stop:
                 body["stop"] = list(stop)[:4]
-            data = self._post("/completions", body)
-            choice = data["choices"][0]  # type: ignore[index]
-            text = choice.get("text", "")
-            entropies = _entropies_completion(choice.get("logprobs"))
+            path = "/completions"
+            data = self._post(path, body)
         else:
             body = {
                 "model": self.config.model, "messages": list(prompt), "max_tokens": max_tokens, "temperature": 0.0,
@@ -97,18 +113,35 @@ class OpenAIGenerator:
             }
             if stop:
                 body["stop"] = list(stop)[:4]
-            data = self._post("/chat/completions", body)
-            choice = data["choices"][0]  # type: ignore[index]
-            text = (choice.get("message") or {}).get("content") or ""
-            entropies = _entropies_chat(choice.get("logprobs"))
-        usage = data.get("usage") or {}
-        return Generation(
-            text=text.strip(),
-            entropies=tuple(entropies),
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),  # type: ignore[union-attr]
-            completion_tokens=int(usage.get("completion_tokens", len(entropies))),  # type: ignore[union-attr]
-            finish_reason=str(choice.get("finish_reason") or ""),
-        )
+            path = "/chat/completions"
+            data = self._post(path, body)
+        try:
+            return _read_reply(data, chat=path == "/chat/completions")
+        except _MALFORMED as error:
+            raise self._malformed(path, "a reply that is not an OpenAI-style response", error) from error
+
+
+def _read_reply(data: object, *, chat: bool) -> Generation:
+    """The Generation in a decoded reply; KeyError, IndexError, TypeError, ValueError or AttributeError when it does
+    not have the shape of the API (no ``choices``, no ``text``, no ``message.content``, a count that is no number)."""
+    choice = data["choices"][0]  # type: ignore[index]
+    if chat:
+        content = choice["message"]["content"]  # present (null when the model said nothing)
+        text = content or ""
+        entropies = _entropies_chat(choice.get("logprobs"))
+    else:
+        text = choice["text"]
+        entropies = _entropies_completion(choice.get("logprobs"))
+    if not isinstance(text, str):
+        raise TypeError(f"the reply's text is a {type(text).__name__}, not a string")
+    usage = data.get("usage") or {}  # type: ignore[attr-defined]
+    return Generation(
+        text=text.strip(),
+        entropies=tuple(entropies),
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", len(entropies))),
+        finish_reason=str(choice.get("finish_reason") or ""),
+    )
 
 
 def _entropies_completion(logprobs: object) -> list[float]:

@@ -37,6 +37,7 @@ from generation.compose import (
     whole_date,
 )
 from generation.entropy import dragin_confidence, mean_entropy
+from generation.errors import GenerationError
 from generation.facts_render import facts_usable, render_facts
 from generation.guards import check_degenerate, is_template_leak
 from generation.pool import LLMPool
@@ -100,6 +101,13 @@ EXCLUDED_PENALTY = 1.0
 # site's longest list (eight student communities after two introducing sentences) fits
 MAX_LIST_LINES = 12
 SPAN_SENTENCE_MIN = 0.85  # a model span is kept only inside a sentence scoring ≥ this share of the best one
+
+# What a call to the LLM pool may raise, each answered with the extractive fallback: a GenerationError (a backend's
+# failure, which the pool maps to one; its timeout; a closed pool). The built-in types are there for one case only:
+# a model that could not load, which the pool re-raises as its factory raised it (FileNotFoundError for a missing
+# LLM_MODEL_PATH, OSError writing the bundled model, ValueError for a bad LLM_PROMPT_FORMAT, RuntimeError from
+# llama.cpp or from a shut-down executor in ``pool.ready``). Nothing else inside the guarded tries raises them.
+LLM_ERRORS: tuple[type[Exception], ...] = (GenerationError, OSError, ValueError, RuntimeError)
 
 # How an evidence sentence is scored: a weighted sum of its components (_Evidence.components, each in 0..1 except
 # the rank). lexical = idf-weighted anchor coverage of the sentence; embedding = cosine(question, sentence) mapped
@@ -316,7 +324,7 @@ class AnswerPipeline:
         if self._prompt_format is None:
             try:
                 generator = await self.pool.ready()
-            except (RuntimeError, OSError, TimeoutError, ValueError) as error:
+            except LLM_ERRORS as error:
                 # the model could not load: the answer degrades to extractive (submit raises the same error)
                 logger.warning("LLM unavailable: %s", error)
                 return "completion"
@@ -794,7 +802,7 @@ class AnswerPipeline:
                     prompt, max_tokens=cfg.max_tokens, stop=COMPLETION_STOPS if fmt == "completion" else (),
                     on_position=turn.on_position,
                 )
-            except (TimeoutError, RuntimeError, OSError, ValueError) as error:
+            except LLM_ERRORS as error:
                 llm_error = f"{type(error).__name__}: {error}"
                 logger.warning("generation failed, answering extractively: %s", llm_error)
                 turn.trace.add("generate", error=llm_error)
@@ -1220,7 +1228,7 @@ class AnswerPipeline:
                 if not check_degenerate(hyde.text).degenerate:
                     trace.add("hyde", passage=hyde.text)
                     return f"{query} {hyde.text}"
-            except (TimeoutError, RuntimeError, OSError, ValueError) as error:
+            except LLM_ERRORS as error:
                 trace.add("hyde", error=str(error))
         draft = gen.text if not check_degenerate(gen.text).degenerate else ""
         return f"{query} {draft}".strip()

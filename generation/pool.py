@@ -2,11 +2,16 @@
 
 A waiting caller learns its position; each request has a timeout; a cancelled waiting request leaves the queue and a
 running one stops at its next token. The event loop never blocks on the model.
+
+Errors: whatever a backend's ``generate`` raises that is not already one of the project's errors (a ``KeyError``
+from a surprising reply, say) reaches the caller as a ``GenerationError`` with the original as ``__cause__``, so
+callers catch one type. A model that could not load is re-raised as the factory raised it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import logging
 import threading
@@ -14,18 +19,20 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from generation.errors import GenerationError
 from generation.types import Generation, Generator
+from storage.errors import ProdiBotError
 
 __all__ = ["LLMPool", "LLMTimeout", "PoolClosed"]
 
 logger = logging.getLogger(__name__)
 
 
-class LLMTimeout(TimeoutError):
+class LLMTimeout(GenerationError, TimeoutError):
     """A generation did not finish within the pool's timeout (LLM_TIMEOUT_SECONDS)."""
 
 
-class PoolClosed(RuntimeError):
+class PoolClosed(GenerationError, RuntimeError):
     """The pool was closed; no more requests are accepted."""
 
 
@@ -222,7 +229,7 @@ class LLMPool:
                     kwargs = {"should_stop": job.cancel.is_set} if accepts_stop else {}
                     result = generator.generate(job.prompt, max_tokens=job.max_tokens, stop=job.stop, **kwargs)
                 except BaseException as error:
-                    _post(job, _set_exception, error)
+                    _post(job, _set_exception, _as_generation_error(error, generator))
                 else:
                     _post(job, _set_result, result)
                 finally:
@@ -232,6 +239,23 @@ class LLMPool:
             close = getattr(generator, "close", None)
             if callable(close):
                 close()
+
+
+_NOT_WRAPPED = (ProdiBotError, asyncio.CancelledError, concurrent.futures.CancelledError)
+
+
+def _as_generation_error(error: BaseException, generator: Generator) -> BaseException:
+    """A backend's unexpected exception as a ``GenerationError`` (``__cause__`` = the original); the project's own
+    errors, cancellation and the non-``Exception`` ones (KeyboardInterrupt, SystemExit) pass unchanged."""
+    if isinstance(error, _NOT_WRAPPED) or not isinstance(error, Exception):
+        return error
+    name = getattr(generator, "name", type(generator).__name__)
+    detail = str(error)
+    if len(detail) > 200:  # an exception's text may quote the prompt or the reply: keep the log line short
+        detail = detail[:200] + "…"
+    wrapped = GenerationError(f"the LLM backend {name} failed: {type(error).__name__}: {detail}")
+    wrapped.__cause__ = error
+    return wrapped
 
 
 def _post(job: _Job, func: Callable[..., None], value: object) -> None:

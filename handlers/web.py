@@ -22,6 +22,7 @@ from typing import Any
 
 from handlers import texts
 from handlers.chat import ChatService, UserRef
+from handlers.errors import ChannelError
 from storage.privacy import clean_incoming
 
 __all__ = ["ClientLimits", "WebApi", "WebApiError"]
@@ -32,7 +33,7 @@ _SESSION_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SearchFunction = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 
 
-class WebApiError(Exception):
+class WebApiError(ChannelError):
     """A request the API refuses; ``status`` is the HTTP status to answer with, ``reply`` the Indonesian sentence for
     the student (when the page should show one) and ``retry_after`` the seconds to wait (429)."""
 

@@ -58,6 +58,7 @@ from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
 from handlers.choices import choice_at, parse_pick_id, pick_ids, short_titles
+from handlers.errors import ChannelError
 from handlers.formatting import format_sources_plain, mark, split_message
 from handlers.progress import answer_with_progress
 from storage.dedup import MessageDeduper, UserState
@@ -329,7 +330,7 @@ class GraphConfig:
     backoff_seconds: float = 0.5
 
 
-class GraphSendError(Exception):
+class GraphSendError(ChannelError):
     """The Graph API refused a message (4xx other than 429) or kept failing after the retries."""
 
 

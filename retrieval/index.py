@@ -44,6 +44,7 @@ from retrieval.analyzer import Analyzer
 from retrieval.bm25 import BM25Index
 from retrieval.config import RetrievalConfig
 from retrieval.embedders import CachedEmbedder
+from retrieval.errors import RetrievalError
 from retrieval.facts import FactsTable, build_facts
 from retrieval.search import Reranker, SearchIndex, passage_text
 from retrieval.tuning import FUSION_FILE, FusionFit, apply_fusion, load_fusion, save_fusion
@@ -59,8 +60,9 @@ REBUILD_HINT = "rebuild it with `python -m bot index` (or `python -m bot reindex
 _REQUIRED = ("params.json", "chunks.jsonl", "vectors.npy", "labels.npy", "hnsw.bin", "bm25.npz", "bm25_vocab.json")
 
 
-class IndexUnavailable(RuntimeError):
-    """The index is missing, partial, corrupted or built for another embedder; the message says how to fix it."""
+class IndexUnavailable(RetrievalError, RuntimeError):
+    """The index is missing, partial, corrupted or built for another embedder; the message says how to fix it.
+    (Still a RuntimeError, for callers that catch that.)"""
 
 
 class VersionStore(Protocol):

@@ -17,6 +17,7 @@ from aiohttp.abc import ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
 from sync_jobs.decode import media_type
+from sync_jobs.errors import CrawlError
 from sync_jobs.urls import host_key, ip_literal, is_public_ip, resolve_link
 
 __all__ = ["BlockedAddress", "FetchResult", "Fetcher", "SafeResolver"]
@@ -27,8 +28,9 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
-class BlockedAddress(OSError):
-    """The host resolves only to private, loopback or otherwise non-public addresses."""
+class BlockedAddress(CrawlError, OSError):
+    """The host resolves only to private, loopback or otherwise non-public addresses (still an OSError: aiohttp's
+    resolver and the callers that catch OSError see it as one)."""
 
 
 class SafeResolver(ThreadedResolver):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from generation.errors import GenerationError
 from generation.reader.e5file import E5File
 from generation.reader.encoder import Encoder
 
@@ -33,7 +34,7 @@ WEIGHTS_FILE = "reader.npz"
 CONFIG_FILE = "reader.json"
 
 
-class ReaderError(RuntimeError):
+class ReaderError(GenerationError, RuntimeError):
     """The reader's weights are missing or do not match the installed base model."""
 
 
