@@ -30,7 +30,9 @@ __all__ = [
     "LlamaConfig",
     "LlamaGenerator",
     "ModelError",
+    "cpu_has_amx",
     "ensure_default_model",
+    "guard_cpu_extra_buffers",
     "pick_prompt_format",
 ]
 
@@ -160,6 +162,52 @@ def _quiet_llama_logs(llama_cpp) -> None:  # type: ignore[no-untyped-def]
     atexit.register(_close_devnull)
 
 
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU advertises Intel AMX (the ``amx_int8`` or ``amx_tile`` flag)."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags" and {"amx_int8", "amx_tile"} & set(value.split()):
+            return True
+    return False
+
+
+_EXTRA_BUFFERS_GUARDED = False
+
+
+def guard_cpu_extra_buffers() -> bool:
+    """On a CPU with AMX, make every later llama.cpp model load in this process skip the CPU's "extra buffer types".
+
+    llama.cpp built natively on such a CPU multiplies the bundled q4_K_M weights with its AMX kernel, which crashes
+    the whole process with a segmentation fault on the first generation (``ggml_backend_amx_mul_mat``, seen with
+    llama-cpp-python 0.3.36 on an Intel Xeon with ``amx_int8``). Without extra buffer types the weights stay in the
+    plain CPU buffer and the AVX-512 kernels run instead. llama-cpp-python does not expose the model parameter
+    ``use_extra_bufts``, so the defaults it starts from are wrapped, once per process. Elsewhere llama.cpp's default
+    (weight repacking) is kept. Returns whether the guard is in force.
+    """
+    global _EXTRA_BUFFERS_GUARDED
+    if _EXTRA_BUFFERS_GUARDED or not cpu_has_amx():
+        return _EXTRA_BUFFERS_GUARDED
+    import llama_cpp.llama_cpp as lib
+
+    defaults = lib.llama_model_default_params
+    if not hasattr(defaults(), "use_extra_bufts"):  # an older llama.cpp without the parameter: nothing to turn off
+        return False
+
+    def without_extra_buffers():  # type: ignore[no-untyped-def]
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = without_extra_buffers
+    _EXTRA_BUFFERS_GUARDED = True
+    logger.info("CPU with AMX: llama.cpp loads models without extra buffer types (its AMX kernel crashes)")
+    return True
+
+
 class _NoRedirect:
     """Stands in for llama_cpp's ``suppress_stdout_stderr``: leaves file descriptors 1 and 2 alone."""
 
@@ -201,6 +249,7 @@ class LlamaGenerator:
 
         self._llama_cpp = llama_cpp
         _quiet_llama_logs(llama_cpp)
+        guard_cpu_extra_buffers()
         if config.model_path is None:
             path = ensure_default_model(config.models_dir)
         else:

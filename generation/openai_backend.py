@@ -74,7 +74,7 @@ class OpenAIGenerator:
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             raise OpenAIBackendError(
                 f"cannot reach LLM_ENDPOINT {self._base} ({error}); start the server (e.g. "
-                "`python -m llama_cpp.server --model <gguf>`) or fix LLM_ENDPOINT."
+                "`python -m generation.llama_server --model <gguf>`) or fix LLM_ENDPOINT."
             ) from None
         try:
             return json.loads(raw.decode("utf-8"))

@@ -1,5 +1,5 @@
 """The real default model (gemma-3-270m base, llama.cpp in-process), the chat-template path (SmolLM2 GGUF), and the
-OpenAI-compatible backend against the real ``llama_cpp.server`` on loopback. One model load per session."""
+OpenAI-compatible backend against the real ``llama_cpp.server`` (through ``generation.llama_server``) on loopback. One model load per session."""
 
 from __future__ import annotations
 
@@ -88,6 +88,28 @@ def test_generation_is_greedy_and_measures_entropy_per_token(llm_pool):
     assert "\n" not in a.text
 
 
+def test_cpus_with_amx_load_the_model_without_extra_buffer_types(llm_pool):
+    # llama.cpp's AMX matrix multiply (an "extra buffer type") crashes the process with a segmentation fault on the
+    # bundled q4_K_M model (seen on an Intel Xeon with amx_int8, llama-cpp-python 0.3.36): where the CPU has AMX the
+    # backend loads models without extra buffer types; elsewhere it keeps llama.cpp's default (weight repacking)
+    from generation.llama_backend import cpu_has_amx
+
+    gen = llm_pool.wait_ready(120)
+    assert gen._llm.model_params.use_extra_bufts is (not cpu_has_amx())
+    assert gen.generate("Halo", max_tokens=4).completion_tokens > 0
+
+
+def test_cpu_flags_are_read_as_whole_words(tmp_path):
+    from generation.llama_backend import cpu_has_amx
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor : 0\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile amx_int8\n")
+    assert cpu_has_amx(info)
+    info.write_text("processor : 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\nbugs : amx_int8_like\n")
+    assert not cpu_has_amx(info)
+    assert not cpu_has_amx(tmp_path / "missing")
+
+
 def test_missing_model_path_says_how_to_fix(tmp_path):
     with pytest.raises(ModelError, match="LLM_MODEL_PATH points to .*does not exist.*unset"):
         LlamaGenerator(LlamaConfig(model_path=tmp_path / "nope.gguf", models_dir=tmp_path))
@@ -127,7 +149,7 @@ def _free_port() -> int:
 def llama_server(default_model_path):
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path), "--host", "127.0.0.1",
+        [sys.executable, "-m", "generation.llama_server", "--model", str(default_model_path), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "1024", "--verbose", "false"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
@@ -135,7 +157,7 @@ def llama_server(default_model_path):
     try:
         for _ in range(300):
             if proc.poll() is not None:
-                pytest.fail("python -m llama_cpp.server exited; install its deps: pip install uvicorn fastapi "
+                pytest.fail("python -m generation.llama_server exited; install its deps: pip install uvicorn fastapi "
                             "sse-starlette starlette-context")
             try:
                 with urllib.request.urlopen(base + "/models", timeout=2) as resp:
