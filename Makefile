@@ -66,8 +66,7 @@ eval: setup
 # the small in-domain step on the sample site's dev and informal sets, the pipeline's threshold on the tune split's
 # dev part, then the model card from the logs.
 train-reader: setup
-	$(PY) -m bench.train_reader --epochs 2
-	$(PY) -m bench.train_reader --epochs 3  # extends the finished run by one epoch, as the shipped model was trained
+	$(PY) -m bench.train_reader
 	$(PY) -m bench.train_reader_site
 	$(PY) -m bench.fit_reader_gate
 	$(PY) -m bench.reader_card

@@ -14,7 +14,7 @@ Data (``../shared/data/idk-mrc-train/train.json``, never written by the team):
 
 Usage::
 
-    python -m bench.train_reader                      # the full run (writes generation/data/reader/)
+    python -m bench.train_reader                      # the full run (writes generation/data/reader/; ~40 min)
     python -m bench.train_reader --smoke 40 --out /tmp/reader   # a few dozen questions, end to end (CI)
 
 Needs torch (the ``dev`` extra); the runtime reader (``generation.reader``) is numpy only.
@@ -144,15 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(DEFAULT_DIR))
     ap.add_argument("--work", default=str(ROOT / ".cache" / "reader-train"))
     ap.add_argument("--smoke", type=int, default=0, help="use only N questions of each part (CI smoke run)")
-    ap.add_argument("--frozen", type=int, default=6)
-    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--frozen", type=int, default=0, help="lower layers kept frozen (their outputs cached)")
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--max-len", type=int, default=256)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--checkpoint-every", type=int, default=100)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--informal", type=float, default=0.0,
+    ap.add_argument("--informal", type=float, default=0.5,
                     help="fraction of the train part's questions rewritten as students type (lexicon spellings)")
     ap.add_argument("--throughput-only", type=int, default=0, help="time N training windows and stop")
     args = ap.parse_args(argv)
