@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -39,10 +40,34 @@ def machine() -> str:
     )
 
 
+def splice_sections(document: str, sections: list[str], run: str) -> str:
+    """``document`` with each of ``sections`` (markdown starting "## Title") in place of its same-titled section, or
+    appended when it has none; every other section is kept as it was. A spliced section names the run that
+    measured it (``run``: the machine and commit lines), since the document's top names the run of the others."""
+    def split(text: str) -> tuple[str, list[tuple[str, str]]]:
+        head, *rest = re.split(r"(?m)^(?=## )", text)
+        return head, [(part.splitlines()[0].strip(), part) for part in rest]
+
+    head, parts = split(document)
+    for new in sections:
+        title, body = new.splitlines()[0].strip(), new.split("\n", 1)[1] if "\n" in new else ""
+        # an earlier "measured separately" note of this section is replaced by this run's
+        body = re.sub(r"^\s*\*Measured separately by[^\n]*\*\n", "", body)
+        note = ("*Measured separately by `python -m bench --only`; the other sections are from the run named at "
+                "the top. This section's run:*\n\n" + run.rstrip() + "\n")
+        text = f"{title}\n\n{note}\n{body.lstrip()}".rstrip() + "\n\n"
+        at = next((k for k, (t, _) in enumerate(parts) if t == title), None)
+        if at is None:
+            parts.append((title, text))
+        else:
+            parts[at] = (title, text)
+    return (head + "".join(part for _, part in parts)).rstrip() + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--only", action="append", default=[], help="run only these sections")
+    parser.add_argument("--only", action="append", default=[], help="run only these sections; the others stay as they are in --out")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
     (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
@@ -63,7 +88,11 @@ def main() -> int:
             failed += 1
             parts.append(f"## {name}\n\nFAILED:\n\n```\n{traceback.format_exc()}\n```\n")
         print(f"bench: {name} done in {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
-    Path(args.out).write_text("\n".join(parts), encoding="utf-8")
+    out = Path(args.out)
+    if args.only and out.exists():  # one section re-measured: the rest of the document stays
+        out.write_text(splice_sections(out.read_text(encoding="utf-8"), parts[3:], machine()), encoding="utf-8")
+    else:
+        out.write_text("\n".join(parts), encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
     return 1 if failed else 0
 
