@@ -9,12 +9,50 @@ BLAS calls one by one, and do not spin-wait against the bot's other threads.
 
 from __future__ import annotations
 
+import logging
 import math
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["OnnxEncoder"]
+
+
+class _DropPreprocessingHint(logging.Filter):
+    """onnxruntime's quantiser logs a hint on the root logger each time it runs; it is advice for model authors,
+    not for the bot's logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Please consider to run pre-processing")
+
+
+def _weight_matmuls(model: object) -> list[str]:
+    """The layers' linear projections that int8 keeps close to float32: MatMul nodes whose second input is a weight,
+    except the FFN output (its GELU inputs have a wide range; quantising it moved the span of a test passage) and
+    the span head, whose two outputs decide the reply. The attention's own products stay float."""
+    weights = {t.name for t in model.graph.initializer}  # type: ignore[attr-defined]
+    return [n.name for n in model.graph.node  # type: ignore[attr-defined]
+            if n.op_type == "MatMul" and n.input[1] in weights and n.name != "qa.mm" and not n.name.endswith(".fo.mm")]
+
+
+def _int8(model: object) -> bytes:
+    """The graph with the projections of :func:`_weight_matmuls` quantised to int8, one scale per output channel
+    (onnxruntime's dynamic quantisation: activations are quantised on the fly; ``ReaderConfig.int8``)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    hint = _DropPreprocessingHint()
+    logging.getLogger().addFilter(hint)
+    try:
+        with tempfile.TemporaryDirectory(prefix="prodi-reader-") as tmp:
+            out = Path(tmp) / "reader-int8.onnx"
+            quantize_dynamic(model, out, op_types_to_quantize=["MatMul"], per_channel=True,
+                             weight_type=QuantType.QInt8, nodes_to_quantize=_weight_matmuls(model))
+            return out.read_bytes()
+    finally:
+        logging.getLogger().removeFilter(hint)
+
 
 _OPSET = 17  # LayerNormalization
 
@@ -24,7 +62,7 @@ class OnnxEncoder:
     span head; ``mask`` [B, L] is True for real tokens. Logits are [B, L, 2] (start, end)."""
 
     def __init__(self, layers: Sequence[Mapping[str, np.ndarray]], head_w: np.ndarray, head_b: np.ndarray, *,
-                 heads: int, eps: float, threads: int = 0) -> None:
+                 heads: int, eps: float, threads: int = 0, int8: bool = False) -> None:
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
@@ -38,7 +76,7 @@ class OnnxEncoder:
             return name
 
         def node(op: str, inputs: list[str], out: str, **attrs: object) -> str:
-            nodes.append(helper.make_node(op, inputs, [out], **attrs))
+            nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
             return out
 
         split_shape = const("split_shape", np.array([0, 0, heads, hd], dtype=np.int64))
@@ -100,7 +138,10 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         # no arena: activations are freed after each read instead of kept at their peak for the process's life
         options.enable_cpu_mem_arena = False
-        self.session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        payload = _int8(model) if int8 else model.SerializeToString()
+        del model
+        self.int8 = int8
+        self.session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])
 
     def run(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return self.session.run(["logits"], {"x": x.astype(np.float32, copy=False), "mask": mask.astype(bool)})[0]

@@ -50,6 +50,11 @@ class ReaderConfig:
     platt_a: float = 1.0
     platt_b: float = 0.0
     threshold: float = 0.5  # the operating point chosen on the same dev part
+    # run the layers' projections with int8 weights (onnxruntime's dynamic quantisation, per channel; the FFN output
+    # and the span head stay float32: quantising them moved spans). Off for the shipped model: its threshold was
+    # fitted in float32; a model that turns it on refits its threshold with it (bench.fit_reader_gate).
+    # docs/answers.md gives the measured trade-off
+    int8: bool = False
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -186,7 +191,8 @@ class Reader:
             try:
                 from generation.reader.onnx_graph import OnnxEncoder
 
-                self._onnx = OnnxEncoder(layers, self.head_w, self.head_b, heads=self.e5.heads, eps=float(self.e5.eps))
+                self._onnx = OnnxEncoder(layers, self.head_w, self.head_b, heads=self.e5.heads, eps=float(self.e5.eps),
+                                         int8=self.config.int8)
                 self.backend = "onnxruntime"
                 # the session holds its own copy of the weights: the numpy layers are only the fallback's
                 self.encoder.layers = []

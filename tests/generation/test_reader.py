@@ -157,3 +157,27 @@ def test_onnx_engine_matches_the_numpy_forward(reader):
         assert np.allclose(s1, s2, atol=1e-3) and np.allclose(e1, e2, atol=1e-3)
     with pytest.raises(ValueError, match="valid choices"):
         Reader(engine="torch")
+
+
+def test_int8_engine_keeps_the_spans_and_the_decisions(reader, tmp_path):
+    # the same trained weights run with int8 MatMuls (ReaderConfig.int8): each span and each side of the threshold
+    # as in float32 on these passages; the logits move, but by less than the margins that decide
+    import shutil
+
+    for name in (CONFIG_FILE, WEIGHTS_FILE):
+        shutil.copy(reader.model_dir / name, tmp_path / name)
+    meta = json.loads((tmp_path / CONFIG_FILE).read_text(encoding="utf-8"))
+    meta["config"]["int8"] = not reader.config.int8
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    other = Reader(tmp_path, e5=reader.e5)
+    assert other.config.int8 != reader.config.int8 and other._onnx.int8 == other.config.int8
+    passage = ("Program Studi Informatika Universitas Nusantara berdiri pada tahun 2004. Ketua Program Studi "
+               "Informatika saat ini adalah Dr. Rahmat Hidayat, M.Kom. Sekretaris program studi dijabat oleh "
+               "Sari Wulandari, M.T.")
+    for question in ("Siapa ketua program studi informatika?", "Kapan program studi informatika berdiri?",
+                     "Berapa biaya UKT program studi informatika?"):
+        a, = reader.read(question, [passage])
+        b, = other.read(question, [passage])
+        assert a.text == b.text
+        assert (a.p >= reader.config.threshold) == (b.p >= reader.config.threshold)
+        assert abs(a.p - b.p) < 0.15
