@@ -17,7 +17,7 @@ help:
 	@echo "make lint   - ruff"
 	@echo "make bench  - regenerate docs/benchmarks.md"
 	@echo "make eval   - regenerate docs/evaluation.md"
-	@echo "make train-reader - retrain the learned reader (about an hour on 2 cores; generation/data/reader/)"
+	@echo "make train-reader - retrain the learned reader (about 50 minutes on 2 cores; generation/data/reader/)"
 	@echo "make train-smalltalk - retrain the small-talk classifier (a few minutes; generation/data/smalltalk/)"
 
 $(PY):

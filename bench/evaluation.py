@@ -74,8 +74,9 @@ DATA_NAMES = {
     "external": "external, not our data",
 }
 FITTED_ON: list[dict[str, Any]] = [
-    {"what": "The learned reader (`generation/data/reader/`, `make train-reader`): the top six layers and the span "
-             "head trained on the tune split's train part (about 90% of its passages), then a small in-domain step "
+    {"what": "The learned reader (`generation/data/reader/`, `make train-reader`): all 12 layers and the span head "
+             "trained on the tune split's train part (about 90% of its passages; half of its questions rewritten "
+             "with the external colloquial lexicon's spellings), then a small in-domain step "
              "on the sample site's dev and informal sets' single-turn questions (`bench/train_reader_site.py`; both "
              "blind sets held out); the Platt scaling of its null score and the pipeline's threshold chosen on the "
              "tune split's dev part (the other 10%, `bench/fit_reader_gate.py`)",
