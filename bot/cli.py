@@ -1,4 +1,4 @@
-"""`python -m bot <command>`: the command-line contract (DESIGN.md, "CLI").
+"""`python -m bot <command>`: the command-line contract (README.md, "Command line"; docs/architecture.md).
 
 Every command takes ``--json``. The parser lists every command from the start; each command's implementation
 lives in one ``bot/cmd_*.py`` module and is imported lazily, so ``--help`` stays fast.

@@ -1,4 +1,4 @@
-"""Imports point one way (DESIGN.md): bot → handlers → generation → retrieval → storage; sync_jobs → retrieval,
+"""Imports point one way (docs/architecture.md): bot → handlers → generation → retrieval → storage; sync_jobs → retrieval,
 storage. Channel libraries stay in bot/ and handlers/."""
 
 from __future__ import annotations

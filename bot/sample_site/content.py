@@ -1,9 +1,9 @@
 """The facts of the sample prodi website, kept in one place so every page states them the same way.
 
-Modelled on the public site of Teknik Informatika UIN Maulana Malik Ibrahim Malang as the thesis in
-``seeds/000`` describes it (people and roles, 144 SKS, accreditation, communities, laboratories). Apart from those,
-names, numbers and events are illustrative. Some things students ask about are deliberately absent (tuition fees,
-dormitories, graduation-ceremony dates, ...) so that unanswerable questions exist.
+Modelled on the public site of Teknik Informatika UIN Maulana Malik Ibrahim Malang as the thesis that built the
+first version of this bot describes it (people and roles, 144 SKS, accreditation, communities, laboratories). Apart
+from those, names, numbers and events are illustrative. Some things students ask about are deliberately absent
+(tuition fees, dormitories, graduation-ceremony dates, ...) so that unanswerable questions exist.
 """
 
 from __future__ import annotations
