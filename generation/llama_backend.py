@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from generation.backends import BackendOptions, register_backend
 from generation.entropy import entropy_from_logits
 from generation.errors import GenerationError
 from generation.types import Generation
@@ -33,6 +34,7 @@ __all__ = [
     "cpu_has_amx",
     "ensure_default_model",
     "guard_cpu_extra_buffers",
+    "llama_cpp_backend",
     "pick_prompt_format",
 ]
 
@@ -382,6 +384,14 @@ class LlamaGenerator:
         if not self._closed:
             self._closed = True
             self._llm.close()
+
+
+@register_backend("llama-cpp")
+def llama_cpp_backend(options: BackendOptions) -> LlamaGenerator:
+    """``LLM_BACKEND=llama-cpp`` (the default): the bundled gemma-3-270m, or the GGUF at LLM_MODEL_PATH, in process."""
+    return LlamaGenerator(LlamaConfig(model_path=options.model_path, models_dir=options.models_dir,
+                                      n_ctx=options.n_ctx, threads=options.threads,
+                                      prompt_format=options.prompt_format, kv_reuse=options.kv_reuse))
 
 
 def _first_stop(text: str, stops: Sequence[str]) -> int | None:

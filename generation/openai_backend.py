@@ -17,11 +17,12 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from generation.backends import BackendOptions, register_backend
 from generation.entropy import TOP_K, entropy_from_logprobs
 from generation.errors import GenerationError
 from generation.types import Generation
 
-__all__ = ["OpenAIConfig", "OpenAIGenerator", "OpenAIBackendError"]
+__all__ = ["OpenAIConfig", "OpenAIGenerator", "OpenAIBackendError", "openai_backend"]
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +120,17 @@ class OpenAIGenerator:
             return _read_reply(data, chat=path == "/chat/completions")
         except _MALFORMED as error:
             raise self._malformed(path, "a reply that is not an OpenAI-style response", error) from error
+
+    def close(self) -> None:
+        """Nothing to free: every request opens (and closes) its own connection."""
+
+
+@register_backend("openai")
+def openai_backend(options: BackendOptions) -> OpenAIGenerator:
+    """``LLM_BACKEND=openai``: an OpenAI-compatible server at LLM_ENDPOINT (llama.cpp server, vLLM, …)."""
+    return OpenAIGenerator(OpenAIConfig(endpoint=options.endpoint, api_key=options.api_key,
+                                        prompt_format=options.prompt_format, timeout_s=options.timeout_s,
+                                        n_ctx=options.n_ctx))
 
 
 def _read_reply(data: object, *, chat: bool) -> Generation:

