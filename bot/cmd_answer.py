@@ -322,7 +322,8 @@ def _print_calibration(args: argparse.Namespace, n: int, how: str, before: Any, 
         print(f"retrieval fusion: {fusion.get('message', '')}")
 
 
-def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: list[Any], fusion: dict[str, Any]) -> int:
+def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: list[Any], fusion: dict[str, Any],
+                      fitted_for: dict[str, str]) -> int:
     """The reader's gate: the lowest threshold that refuses ``--target-refusal`` of the site's unanswerable questions
     (DATA_DIR/calibration/reader.json)."""
     from bot import wiring
@@ -341,7 +342,7 @@ def _calibrate_reader(args: argparse.Namespace, settings: Settings, replies: lis
     before = threshold_figures(replies, current)
     path = None if args.dry_run else (Path(args.out) if args.out else settings.reader_calibration_path)
     if path is not None:
-        save_threshold(path, after, {"site_dataset": Path(args.dataset).name, "items": len(replies)})
+        save_threshold(path, after, {"site_dataset": Path(args.dataset).name, "items": len(replies), **fitted_for})
         load_threshold(path)  # what the pipeline will read back
     how = f"the reader's threshold {current:.3f} → {after.threshold:.3f}"
     _print_calibration(args, len(replies), how, before, after, path, fusion)
@@ -404,8 +405,12 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     prior = wiring.build_calibrator(settings)
 
     fusion: dict[str, Any] = {}
+    fitted_for: dict[str, str] = {}
 
     async def work(pipeline: Any, manager: Any) -> Any:
+        from retrieval.types import calibration_of
+
+        fitted_for["embedder"] = calibration_of(manager.embedder)  # recorded: a switched EMBEDDER warns at start
         # retrieval first: the index's own fusion constants from the questions that name their pages
         fusion.update(await asyncio.get_running_loop().run_in_executor(None, _fit_fusion, manager, items, args.dry_run))
         return await label_replies(pipeline, items)
@@ -414,10 +419,11 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if replies is None:
         return 1
     if settings.answers.answerer == "reader":
-        return _calibrate_reader(args, settings, replies, fusion)
+        return _calibrate_reader(args, settings, replies, fusion, fitted_for)
     try:
         model, how = refit(replies, prior=prior, target_refusal=args.target_refusal,
-                           meta={"site_dataset": Path(args.dataset).name, "fitted_at": time.strftime("%Y-%m-%d")})
+                           meta={"site_dataset": Path(args.dataset).name, "fitted_at": time.strftime("%Y-%m-%d"),
+                                 **fitted_for})
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

