@@ -42,7 +42,9 @@ def write_card(out_dir: Path) -> None:
         f"- `{CONFIG_FILE}`: windows of {cfg.max_len} tokens (question ≤ {cfg.max_question}, overlap {cfg.overlap}), "
         f"spans ≤ {cfg.max_answer} tokens, calibration a = {cfg.platt_a}, b = {cfg.platt_b}, "
         f"threshold {cfg.threshold}" + (" (the pipeline's, from `bench.fit_reader_gate`; below)" if meta.get("gate")
-                                        else " (on gold passages)"),
+                                        else " (on gold passages)")
+        + ("; run with int8 projections (onnxruntime's dynamic quantisation; the FFN output and the span head stay "
+           "float32)" if cfg.int8 else ""),
         "",
         "## Data",
         "- IDK-MRC train split (Putri & Oh, EMNLP 2022), `../shared/data/idk-mrc-train/train.json`, split by passage "
@@ -122,7 +124,30 @@ def write_card(out_dir: Path) -> None:
         "",
     ]
     gate = meta.get("gate")
-    if gate:
+    if gate and "span_probability" in gate:
+        sp = gate["span_probability"]
+        head = [
+            "## The chunk selector and the threshold in the pipeline (`python -m bench.fit_reader_gate`)",
+            f"- Fitted on: {gate['fitted_on']}: {gate['questions']} questions ({gate['answerable']} answerable) over "
+            f"{gate['passages']} dev passages indexed with {gate['distractors']} other tune passages as distractors; "
+            f"the reader read the top {gate['chunks_read']} chunks of each search; {gate['seconds']} s.",
+            f"- The span's own probability (the best Platt probability among the chunks), threshold "
+            f"{sp['threshold']}: answerable answered correctly {sp['figures']['correct_answerable']:.1%}, "
+            f"unanswerable refused {sp['figures']['refused_unanswerable']:.1%} (in-sample for the threshold).",
+        ]
+        sel = gate.get("selector")
+        if sel:
+            oof = sel["out_of_fold"]["figures"]
+            weights = ", ".join(f"{n} {w}" for n, w in zip(sel["features"], sel["weights"], strict=True))
+            head += [
+                f"- Chunk selector (logistic regression, L2 {sel['l2']}): {weights}, bias {sel['bias']}. Out of fold "
+                f"({sel['folds']} folds by passage), threshold {gate['threshold']}: answerable answered correctly "
+                f"{oof['correct_answerable']:.1%}, unanswerable refused {oof['refused_unanswerable']:.1%}; the chunk "
+                f"it chose held a gold answer for {oof['chosen_chunk_right_answerable']:.1%} of the answerable "
+                f"questions (the span's own probability: {sp['figures']['chosen_chunk_right_answerable']:.1%}).",
+            ]
+        lines += [*head, ""]
+    elif gate:
         f, g = gate["figures"], gate["figures_at_gold_passage_threshold"]
         lines += [
             "## The threshold in the pipeline (`python -m bench.fit_reader_gate`)",

@@ -669,11 +669,17 @@ class AnswerPipeline:
         passages = [str(h.text) for h in hits]  # the chunk as the page says it (a record names its person)
         reader = await self._run(lambda: self.reader)
         spans = await self._run(reader.read, turn.anchor_text or turn.normalized, passages)
+        # which chunk's span answers, and how likely it is right: the reader's chunk selector (the span's margin
+        # with the chunk's place in the search)
+        chosen = [None if sp is None else reader.chunk_probability(sp, k, float(h.score))
+                  for k, (h, sp) in enumerate(zip(hits, spans, strict=True))]
         turn.trace.add("read", question=turn.anchor_text, spans=[
-            None if sp is None else {"chunk_id": h.chunk_id, "span": sp.text, "score": round(sp.score, 3),
-                                     "null": round(sp.null, 3), "p": round(sp.p, 4)}
-            for h, sp in zip(hits, spans, strict=True)])
-        ranked = [(sp.p, -k, k) for k, sp in enumerate(spans) if sp is not None and sp.text.strip()]
+            None if sp is None else {"chunk_id": h.chunk_id, "rank": k, "retrieval": round(float(h.score), 4),
+                                     "span": sp.text, "start": sp.start, "end": sp.end, "score": round(sp.score, 3),
+                                     "null": round(sp.null, 3), "p_span": round(sp.p, 4), "p": round(pc, 4)}
+            for k, (h, sp, pc) in enumerate(zip(hits, spans, chosen, strict=True))])
+        ranked = [(pc, -k, k) for k, (sp, pc) in enumerate(zip(spans, chosen, strict=True))
+                  if sp is not None and pc is not None and sp.text.strip()]
         if not ranked:
             return self._abstain(turn, StopReason.ABSTAIN_UNSUPPORTED)
         p, _, k = max(ranked)

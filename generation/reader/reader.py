@@ -27,7 +27,8 @@ from generation.errors import GenerationError
 from generation.reader.e5file import E5File
 from generation.reader.encoder import Encoder
 
-__all__ = ["DEFAULT_DIR", "Reader", "ReaderConfig", "ReaderError", "Span", "Window", "best_span", "windows_for"]
+__all__ = ["CHUNK_FEATURES", "DEFAULT_DIR", "Reader", "ReaderConfig", "ReaderError", "Span", "Window", "best_span", "chunk_features",
+           "chunk_probability", "windows_for"]
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "data" / "reader"
 WEIGHTS_FILE = "reader.npz"
@@ -51,10 +52,15 @@ class ReaderConfig:
     platt_b: float = 0.0
     threshold: float = 0.5  # the operating point chosen on the same dev part
     # run the layers' projections with int8 weights (onnxruntime's dynamic quantisation, per channel; the FFN output
-    # and the span head stay float32: quantising them moved spans). Off for the shipped model: its threshold was
-    # fitted in float32; a model that turns it on refits its threshold with it (bench.fit_reader_gate).
-    # docs/answers.md gives the measured trade-off
+    # and the span head stay float32: quantising them moved spans). The shipped model turns it on; its chunk
+    # selector and threshold were fitted with it (bench.fit_reader_gate). docs/answers.md gives the trade-off
     int8: bool = False
+    # the chunk selector: after retrieval the reader reads several chunks, and which span answers (and with what
+    # probability) is a logistic model over CHUNK_FEATURES (the span's margin, the chunk's retrieval rank and score),
+    # fitted after retrieval on the tune split's dev part (bench/fit_reader_gate.py). Empty: the Platt probability
+    # of the span alone decides
+    chunk_weights: tuple[float, ...] = ()
+    chunk_bias: float = 0.0
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -62,7 +68,24 @@ class ReaderConfig:
     @classmethod
     def from_json(cls, data: dict) -> ReaderConfig:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if "chunk_weights" in values:
+            values["chunk_weights"] = tuple(float(w) for w in values["chunk_weights"] or ())
+        config = cls(**values)
+        if config.chunk_weights and len(config.chunk_weights) != len(CHUNK_FEATURES):
+            raise ValueError(f"chunk_weights has {len(config.chunk_weights)} weights; the selector reads "
+                             f"{len(CHUNK_FEATURES)} features ({', '.join(CHUNK_FEATURES)})")
+        return config
+
+
+# what the chunk selector reads about a span in a retrieved chunk (ReaderConfig.chunk_weights, in this order)
+CHUNK_FEATURES = ("margin", "rank", "retrieval")
+
+
+def chunk_features(span: Span, rank: int, retrieval: float) -> tuple[float, float, float]:
+    """The selector's inputs: the span's score minus its null score (clipped like the Platt input), the chunk's
+    0-based place in the search result, and its fused retrieval score (the best chunk of a search scores about 1)."""
+    return (max(min(span.margin, 50.0), -50.0), float(rank), max(min(float(retrieval), 2.0), -1.0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +109,15 @@ class Span:
     @property
     def margin(self) -> float:
         return self.score - self.null
+
+
+def chunk_probability(cfg: ReaderConfig, span: Span, rank: int, retrieval: float) -> float:
+    """``cfg``'s chunk selector applied to ``span`` (its Platt probability when the model has no selector)."""
+    if not cfg.chunk_weights:
+        return span.p
+    z = sum(w * x for w, x in zip(cfg.chunk_weights, chunk_features(span, rank, retrieval), strict=True))
+    z += cfg.chunk_bias
+    return 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0)))
 
 
 def windows_for(e5: E5File, cfg: ReaderConfig, question: str, passage: str) -> list[Window]:
@@ -157,9 +189,11 @@ def sha256_of(path: Path) -> str:
 class Reader:
     """Reads passages for a question. Thread-safe; one forward pass at a time (``read`` holds a lock)."""
 
-    def __init__(self, model_dir: str | Path | None = None, e5: E5File | None = None, engine: str = "auto") -> None:
-        """``engine``: "onnxruntime" (the encoder as an in-memory ONNX graph), "numpy" (the reference forward pass),
-        or "auto" (onnxruntime when it is installed)."""
+    def __init__(self, model_dir: str | Path | None = None, e5: E5File | None = None, engine: str = "auto",
+                 int8: bool | None = None) -> None:
+        """``engine``: "onnxruntime" (the encoder as an in-memory ONNX graph), "numpy" (the reference forward pass,
+        always float32), or "auto" (onnxruntime when it is installed). ``int8``: run onnxruntime's projections in
+        int8 or not, whatever the model's ``reader.json`` says (None: as it says)."""
         if engine not in ("auto", "onnxruntime", "numpy"):
             raise ValueError(f"unknown reader engine {engine!r}; valid choices: auto, onnxruntime, numpy")
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_DIR
@@ -192,7 +226,7 @@ class Reader:
                 from generation.reader.onnx_graph import OnnxEncoder
 
                 self._onnx = OnnxEncoder(layers, self.head_w, self.head_b, heads=self.e5.heads, eps=float(self.e5.eps),
-                                         int8=self.config.int8)
+                                         int8=self.config.int8 if int8 is None else int8)
                 self.backend = "onnxruntime"
                 # the session holds its own copy of the weights: the numpy layers are only the fallback's
                 self.encoder.layers = []
@@ -206,6 +240,11 @@ class Reader:
     def probability(self, margin: float) -> float:
         z = self.config.platt_a * max(min(margin, 50.0), -50.0) + self.config.platt_b
         return 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0)))
+
+    def chunk_probability(self, span: Span, rank: int, retrieval: float) -> float:
+        """The probability that ``span`` answers the question, given where its chunk stood in the search: the
+        fitted chunk selector when the model has one, else the span's own calibrated probability."""
+        return chunk_probability(self.config, span, rank, retrieval)
 
     def logits(self, windows: Sequence[Window]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Start and end logits of each window (one padded batch)."""

@@ -12,7 +12,16 @@ from generation.pipeline import PipelineConfig, StopReason
 from generation.reader import DEFAULT_DIR, Reader, ReaderConfig, ReaderError
 from generation.reader.e5file import E5File
 from generation.reader.encoder import Encoder
-from generation.reader.reader import CONFIG_FILE, WEIGHTS_FILE, best_span, sha256_of, windows_for
+from generation.reader.reader import (
+    CHUNK_FEATURES,
+    CONFIG_FILE,
+    WEIGHTS_FILE,
+    Span,
+    best_span,
+    chunk_probability,
+    sha256_of,
+    windows_for,
+)
 from tests.generation.corpus import BASE
 
 
@@ -134,6 +143,35 @@ async def test_reader_pipeline_quotes_the_sentence_with_the_span_marked(make_rea
     assert answer.as_json()["highlights"] == list(answer.highlights)
 
 
+def test_chunk_selector_weighs_the_span_with_its_place_in_the_search():
+    span = Span(0, 5, "6 SKS", score=6.0, null=1.0, p=0.7)
+    plain = ReaderConfig()
+    assert chunk_probability(plain, span, 3, 0.2) == span.p  # no selector: the span's own probability
+    cfg = ReaderConfig.from_json({"chunk_weights": [0.25, -1.0, 2.0], "chunk_bias": -3.0})
+    assert cfg.chunk_weights == (0.25, -1.0, 2.0) and len(CHUNK_FEATURES) == 3
+    top, lower = chunk_probability(cfg, span, 0, 1.0), chunk_probability(cfg, span, 2, 0.6)
+    assert top == pytest.approx(1 / (1 + np.exp(-(0.25 * 5.0 + 2.0 - 3.0))))
+    assert lower < top  # the same span, further down the search, is less likely the answer
+    weaker = Span(0, 5, "6 SKS", score=2.0, null=1.0, p=0.4)
+    assert chunk_probability(cfg, weaker, 0, 1.0) < top
+    with pytest.raises(ValueError, match="features"):
+        ReaderConfig.from_json({"chunk_weights": [1.0, 2.0]})
+
+
+async def test_reader_trace_shows_each_chunk_and_the_selected_probability(make_reader_pipeline, reader):
+    answer = await make_reader_pipeline().answer("Berapa lama kerja praktik?")
+    read = next(s for s in answer.trace.steps if s["step"] == "read")
+    gate = next(s for s in answer.trace.steps if s["step"] == "reader_gate")
+    spans = [s for s in read["spans"] if s]
+    assert [s["rank"] for s in spans] == sorted(s["rank"] for s in spans) and spans[0]["rank"] == 0
+    for s in spans:
+        assert {"chunk_id", "retrieval", "span", "start", "end", "score", "null", "p_span", "p"} <= s.keys()
+        expected = chunk_probability(reader.config, Span(s["start"], s["end"], s["span"], s["score"], s["null"],
+                                                         s["p_span"]), s["rank"], s["retrieval"])
+        assert s["p"] == pytest.approx(expected, abs=2e-3)
+    assert gate["p"] == pytest.approx(max(s["p"] for s in spans), abs=1e-4)
+
+
 async def test_reader_pipeline_refuses_what_the_pages_do_not_say(make_reader_pipeline):
     answer = await make_reader_pipeline().answer("Berapa biaya wisuda program studi informatika tahun ini?")
     assert answer.abstained
@@ -149,7 +187,9 @@ async def test_reader_gate_off_answers_anyway(make_reader_pipeline):
 
 def test_onnx_engine_matches_the_numpy_forward(reader):
     assert reader.backend == "onnxruntime"
+    float32 = Reader(engine="onnxruntime", e5=reader.e5, int8=False)  # the shipped model runs int8 (below)
     numpy_reader = Reader(engine="numpy", e5=reader.e5)
+    reader = float32
     wins = windows_for(reader.e5, reader.config, "Berapa bobot SKS skripsi?",
                        "Skripsi memiliki bobot 6 SKS.\nKerja praktik berbobot 2 SKS dan wajib ditempuh.")
     wins += windows_for(reader.e5, reader.config, "Siapa ketua prodi?", "Ketua program studi: Dr. Rahmat Hidayat.")
