@@ -1474,8 +1474,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"comma-separated subset of: {', '.join(ABLATIONS)}; or none (default: all)")
     parser.add_argument("--ablation-per-category", type=int, default=0,
                         help="run the dev / informal ablations on the first N items of each category (default: all)")
-    parser.add_argument("--idkmrc-answerable", type=int, default=150, help="answerable IDK-MRC questions to answer")
-    parser.add_argument("--idkmrc-unanswerable", type=int, default=150, help="unanswerable IDK-MRC questions to answer")
+    parser.add_argument("--idkmrc-answerable", type=int, default=300, help="answerable IDK-MRC questions to answer")
+    parser.add_argument("--idkmrc-unanswerable", type=int, default=300, help="unanswerable IDK-MRC questions to answer")
     parser.add_argument("--idkmrc-ablation", type=int, default=40,
                         help="answerable and unanswerable IDK-MRC questions (each) the ablations run on")
     parser.add_argument("--seed", type=int, default=20240, help="seed of the IDK-MRC answer sample")
