@@ -7,7 +7,7 @@ point are measured where they happen. This script answers every question of the 
 (``train_reader._is_dev``, about 10% of the tune passages: data the reader was not trained on and the report never
 reads) with the gate off. Those passages, plus a fixed-seed sample of other tune passages as distractors (so the index
 is about the size of the check split's), are indexed as their own corpus. For each chunk the reader read, the trace
-gives the span's margin (span score minus null score), the chunk's rank and its retrieval score
+gives the span's margin (span score minus null score) and the chunk's retrieval score
 (``generation.reader.CHUNK_FEATURES``); the label is whether quoting that span gives a reply that holds a gold
 answer.
 
@@ -97,7 +97,7 @@ def read_question(item: dict[str, Any], steps: Sequence[dict[str, Any]], texts: 
         quoted = quote_span(text, int(entry["start"]), int(entry["end"])).text if text else str(entry["span"])
         correct = answerable and any(contains_span(quoted, g) for g in golds)
         margin = max(min(float(entry["score"]) - float(entry["null"]), 50.0), -50.0)
-        features = (margin, float(entry["rank"]), max(min(float(entry["retrieval"]), 2.0), -1.0))
+        features = (margin, max(min(float(entry["retrieval"]), 2.0), -1.0))
         chunks.append(ReadChunk(features, float(entry["p_span"]), correct))
     group = str((item.get("relevant_doc_ids") or [item.get("id")])[0])
     return ReadQuestion(str(item.get("id")), group, answerable, tuple(chunks))

@@ -670,9 +670,9 @@ class AnswerPipeline:
         reader = await self._run(lambda: self.reader)
         spans = await self._run(reader.read, turn.anchor_text or turn.normalized, passages)
         # which chunk's span answers, and how likely it is right: the reader's chunk selector (the span's margin
-        # with the chunk's place in the search)
-        chosen = [None if sp is None else reader.chunk_probability(sp, k, float(h.score))
-                  for k, (h, sp) in enumerate(zip(hits, spans, strict=True))]
+        # with the chunk's retrieval score)
+        chosen = [None if sp is None else reader.chunk_probability(sp, float(h.score))
+                  for h, sp in zip(hits, spans, strict=True)]
         turn.trace.add("read", question=turn.anchor_text, spans=[
             None if sp is None else {"chunk_id": h.chunk_id, "rank": k, "retrieval": round(float(h.score), 4),
                                      "span": sp.text, "start": sp.start, "end": sp.end, "score": round(sp.score, 3),

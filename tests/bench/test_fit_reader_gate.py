@@ -34,13 +34,14 @@ def test_a_chunk_is_right_when_its_quote_holds_a_gold_answer():
     q = read_question(item, steps, texts)
     assert q.group == "idk-7" and q.answerable
     assert [c.correct for c in q.chunks] == [True, False]  # the empty chunk is skipped
-    assert q.chunks[0].features == (6.0, 0.0, 1.0) and len(q.chunks[0].features) == len(CHUNK_FEATURES)
+    assert q.chunks[0].features == (6.0, 1.0) and len(q.chunks[0].features) == len(CHUNK_FEATURES)
     unanswerable = read_question({**item, "answers": [], "answerable": False}, steps, texts)
     assert not any(c.correct for c in unanswerable.chunks)  # nothing is right for a question the page cannot answer
 
 
 def _synthetic(n: int, seed: int) -> list[ReadQuestion]:
-    """The top chunk is right more often and a large margin means right; the span probability alone is noise."""
+    """The best-retrieved chunk is right more often and a large margin means right; the span probability alone
+    is noise."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
@@ -50,7 +51,7 @@ def _synthetic(n: int, seed: int) -> list[ReadQuestion]:
         for rank in range(3):
             ok = rank == right
             margin = rng.gauss(4.0 if ok else -2.0, 2.0)
-            chunks.append(ReadChunk((margin, float(rank), 1.0 - 0.2 * rank), rng.random(), ok))
+            chunks.append(ReadChunk((margin, 1.0 - 0.2 * rank), rng.random(), ok))
         out.append(ReadQuestion(f"q{i}", f"p{i // 3}", answerable, tuple(chunks)))
     return out
 
@@ -58,7 +59,7 @@ def _synthetic(n: int, seed: int) -> list[ReadQuestion]:
 def test_the_selector_learns_which_chunk_answers_and_beats_the_span_probability_out_of_fold():
     questions = _synthetic(600, seed=3)
     weights, bias = fit_selector(questions)
-    assert weights[0] > 0 and weights[1] < 0  # a larger margin helps; a lower rank does not
+    assert weights[0] > 0 and weights[1] > 0  # a larger margin helps, and so does a better retrieval score
     oof = out_of_fold(questions)
     assert [len(p) for p in oof] == [len(q.chunks) for q in questions]
     t_sel, sel = figures(questions, oof)
@@ -70,7 +71,7 @@ def test_the_selector_learns_which_chunk_answers_and_beats_the_span_probability_
 
 def test_folds_keep_a_passage_together_and_decide_takes_the_first_of_equals():
     assert fold_of("idk-12") == fold_of("idk-12") and {fold_of(f"idk-{i}") for i in range(200)} == set(range(5))
-    q = ReadQuestion("q", "p", True, (ReadChunk((1.0, 0.0, 1.0), 0.5, False), ReadChunk((1.0, 1.0, 1.0), 0.5, True)))
+    q = ReadQuestion("q", "p", True, (ReadChunk((1.0, 1.0), 0.5, False), ReadChunk((1.0, 0.8), 0.5, True)))
     empty = ReadQuestion("e", "p", False, ())
     p, correct = decide([q, empty], [[0.6, 0.6], []])
     assert p == [0.6, 0.0] and correct == [False, False]

@@ -143,19 +143,19 @@ async def test_reader_pipeline_quotes_the_sentence_with_the_span_marked(make_rea
     assert answer.as_json()["highlights"] == list(answer.highlights)
 
 
-def test_chunk_selector_weighs_the_span_with_its_place_in_the_search():
+def test_chunk_selector_weighs_the_span_with_its_chunks_retrieval_score():
     span = Span(0, 5, "6 SKS", score=6.0, null=1.0, p=0.7)
     plain = ReaderConfig()
-    assert chunk_probability(plain, span, 3, 0.2) == span.p  # no selector: the span's own probability
-    cfg = ReaderConfig.from_json({"chunk_weights": [0.25, -1.0, 2.0], "chunk_bias": -3.0})
-    assert cfg.chunk_weights == (0.25, -1.0, 2.0) and len(CHUNK_FEATURES) == 3
-    top, lower = chunk_probability(cfg, span, 0, 1.0), chunk_probability(cfg, span, 2, 0.6)
+    assert chunk_probability(plain, span, 0.2) == span.p  # no selector: the span's own probability
+    cfg = ReaderConfig.from_json({"chunk_weights": [0.25, 2.0], "chunk_bias": -3.0})
+    assert cfg.chunk_weights == (0.25, 2.0) and len(CHUNK_FEATURES) == 2
+    top, lower = chunk_probability(cfg, span, 1.0), chunk_probability(cfg, span, 0.6)
     assert top == pytest.approx(1 / (1 + np.exp(-(0.25 * 5.0 + 2.0 - 3.0))))
-    assert lower < top  # the same span, further down the search, is less likely the answer
+    assert lower < top  # the same span in a chunk the search found less relevant is less likely the answer
     weaker = Span(0, 5, "6 SKS", score=2.0, null=1.0, p=0.4)
-    assert chunk_probability(cfg, weaker, 0, 1.0) < top
+    assert chunk_probability(cfg, weaker, 1.0) < top
     with pytest.raises(ValueError, match="features"):
-        ReaderConfig.from_json({"chunk_weights": [1.0, 2.0]})
+        ReaderConfig.from_json({"chunk_weights": [1.0, 2.0, 3.0]})
 
 
 async def test_reader_trace_shows_each_chunk_and_the_selected_probability(make_reader_pipeline, reader):
@@ -167,7 +167,7 @@ async def test_reader_trace_shows_each_chunk_and_the_selected_probability(make_r
     for s in spans:
         assert {"chunk_id", "retrieval", "span", "start", "end", "score", "null", "p_span", "p"} <= s.keys()
         expected = chunk_probability(reader.config, Span(s["start"], s["end"], s["span"], s["score"], s["null"],
-                                                         s["p_span"]), s["rank"], s["retrieval"])
+                                                         s["p_span"]), s["retrieval"])
         assert s["p"] == pytest.approx(expected, abs=2e-3)
     assert gate["p"] == pytest.approx(max(s["p"] for s in spans), abs=1e-4)
 
