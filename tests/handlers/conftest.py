@@ -1,11 +1,15 @@
-"""Fixtures for the channel tests: real Redis stores, the ChatService over a small real answerer, fake APIs."""
+"""Fixtures for the channel tests: the stores (in memory, and on a real Redis), the ChatService over a small real
+answerer, fake APIs.
+
+``stores`` runs each test that uses it twice: over the in-memory stores (what the console and a ``serve`` without
+REDIS_URL use; ``make test-fast``) and over a real Redis (marked ``redis`` and ``slow``; the full ``make test``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from handlers.chat import ChatService
-from storage.conversations import RedisConversationStore
+from storage.conversations import MemoryConversationStore, RedisConversationStore
 from storage.dedup import MessageDeduper, UserState
 from storage.feedback import FeedbackStore
 from storage.redis_guard import RedisGuard, connect_redis
@@ -14,20 +18,30 @@ from tests.auxil.fake_apis import FakeApis
 
 
 class Stores:
-    def __init__(self, url: str) -> None:
-        self.client = connect_redis(url)
+    """The channel stores on a real Redis at ``url``, or in this process's memory without one (``client`` None)."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.client = connect_redis(url) if url else None
         self.guard = RedisGuard("test")
-        self.conversations = RedisConversationStore(client=self.client, guard=self.guard, window=20)
+        if self.client is None:
+            self.conversations = MemoryConversationStore(window=20)
+        else:
+            self.conversations = RedisConversationStore(client=self.client, guard=self.guard, window=20)
         self.feedback = FeedbackStore(self.client, guard=self.guard)
         self.state = UserState(self.client, guard=self.guard)
         self.dedup = MessageDeduper(self.client, guard=self.guard)
 
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
 
-@pytest.fixture
-async def stores(redis_url):
-    s = Stores(redis_url)
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.slow])])
+async def stores(request):
+    """The in-memory stores, then the same stores on a real Redis (a logical DB of the test's own)."""
+    s = Stores(request.getfixturevalue("redis_url") if request.param == "redis" else None)
     yield s
-    await s.client.aclose()
+    await s.close()
 
 
 @pytest.fixture

@@ -73,7 +73,8 @@ async def test_offline_bot_fails_on_any_network_call(offline_app):
     assert offline_app.errors and "offline bot" in str(offline_app.errors[0])
 
 
-async def test_text_gets_an_html_answer_with_source_link_buttons_and_typing(tg, fake_apis):
+async def test_text_gets_an_html_answer_with_source_link_buttons_and_typing(tg, fake_apis, answerer):
+    answerer.delay = 0.3  # an answer that takes a moment (the in-memory stores leave no time for the typing request)
     await feed(tg, text_update("Siapa ketua program studi?"))
     sent = fake_apis.telegram("sendMessage")
     assert len(sent) == 1
