@@ -13,6 +13,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 help:
 	@echo "make run    - install and start the console chat on the bundled sample site (offline)"
 	@echo "make test   - install and run the whole test suite (unit, integration, browser, faults)"
+	@echo "make test-fast - the inner loop: unit tests with the in-memory stores, no servers (under 2 minutes)"
 	@echo "make setup  - only install (virtualenv in $(VENV))"
 	@echo "make lint   - ruff"
 	@echo "make bench  - regenerate docs/benchmarks.md"
@@ -48,8 +49,11 @@ run: $(STAMP_RUN)
 test: setup
 	.ci/test-env $(PY) -m pytest -q
 
+# The inner loop (under 2 minutes on 2 cores): the unit tests, the channel tests over the in-memory stores. No Redis,
+# PostgreSQL or browser needed: what needs them, and crawls, index builds, subprocesses, the llama.cpp model and the
+# learned reader, is marked `slow` (tests/conftest.py) and runs in `make test`.
 test-fast: setup
-	.ci/test-env $(PY) -m pytest -q -m "not integration and not browser and not faults"
+	$(PY) -m pytest -q -m "not slow and not integration and not browser and not faults"
 
 lint: setup
 	$(VENV)/bin/ruff check .

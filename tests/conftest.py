@@ -129,6 +129,15 @@ REDIS_FIXTURES = frozenset({"redis_url", "own_redis"})
 POSTGRES_FIXTURES = frozenset({"pg_url"})
 
 
+# `slow`: what `make test-fast` leaves to the full `make test`. A test is slow by a module's `pytestmark` (crawls,
+# index builds, subprocesses, training), by its own mark, or by what it uses: a Redis or PostgreSQL server (the
+# `redis` / `postgres` tests above) or one of these fixtures, each seconds to build or minutes per module: an index
+# built with the real embedder, the crawled sample site, a full reindex, the bundled llama.cpp model, the learned
+# reader. The channel tests run over the in-memory stores in the fast loop (tests/handlers/conftest.py `stores`).
+SLOW_FIXTURES = frozenset({"prodi_index", "sample_site_index", "warm_embeddings", "warm_data_dir",
+                           "mutable_sample_site", "default_model_path", "reader"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
@@ -136,6 +145,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.redis)
         if POSTGRES_FIXTURES & names:
             item.add_marker(pytest.mark.postgres)
+        if SLOW_FIXTURES & names or item.get_closest_marker("redis") or item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from bot.cli import COMMANDS, build_parser
+
+pytestmark = pytest.mark.slow  # a CLI subprocess per test
 
 EXPECTED = {"chat", "serve", "crawl", "index", "reindex", "search", "ask", "eval", "calibrate", "sample-site", "docs",
             "status", "runs", "insights", "migrate-store", "announcements"}

@@ -9,7 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from storage.insights import InsightsStore
+
+pytestmark = pytest.mark.slow  # a CLI subprocess per test
 
 
 def _insights(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

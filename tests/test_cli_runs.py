@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from storage.runs import RunStore
 from tests.bot.test_run_views import seed_failed_run
+
+pytestmark = pytest.mark.slow  # a CLI subprocess per test
 
 
 def _runs(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,8 @@ from bs4 import BeautifulSoup
 from bot.sample_site import SampleSite, bundled_site_root
 from tests.auxil.sample_site import Crawl, bfs, fetch, main_text, pdf_text
 
+pytestmark = pytest.mark.slow  # crawls the whole sample site
+
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "tests" / "data" / "eval"
 PDF = "/wp-content/uploads/2024/02/pedoman-skripsi-informatika-2024.pdf"

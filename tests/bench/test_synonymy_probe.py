@@ -55,6 +55,7 @@ def test_without_a_thesaurus_the_probe_says_how_to_get_one(tmp_path, capsys):
     assert "mythes-id" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # samples the IDK-MRC tune split and fits the calibrator twice: about a minute
 @pytest.mark.skipif(not idkmrc.train_path().is_file(), reason="IDK-MRC train.json is absent (set IDKMRC_TRAIN)")
 def test_the_calibrator_probe_scores_labelled_rows_with_and_without_the_cosine(tmp_path):
     from bench.fit_abstention import PER_CLASS, TUNE_PASSAGES, _sample_tune

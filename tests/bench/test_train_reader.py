@@ -15,6 +15,8 @@ import pytest
 from generation.reader import Reader
 from generation.reader.reader import CONFIG_FILE, WEIGHTS_FILE, sha256_of
 
+pytestmark = pytest.mark.slow  # trains and exports a reader (smoke run)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("torch")

@@ -15,6 +15,8 @@ from storage.announcements import AnnouncementStore
 from tests.auxil.fake_apis import FakeApis
 from tests.bot.test_announce_delivery import BEASISWA
 
+pytestmark = pytest.mark.slow  # 1,000 sends at Telegram's 30 a second: over 30 s by design
+
 SUBSCRIBERS = 1000
 RATE = 30  # messages a second
 

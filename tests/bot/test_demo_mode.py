@@ -19,6 +19,8 @@ import pytest
 
 from bot.wiring import DEMO_ORIGIN
 
+pytestmark = pytest.mark.slow  # crawls the sample site and runs CLI subprocesses
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

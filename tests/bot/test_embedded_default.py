@@ -15,6 +15,8 @@ import pytest
 
 from bot.wiring import DEMO_ORIGIN
 
+pytestmark = pytest.mark.slow  # `python -m bot chat` end to end: a subprocess crawling and indexing
+
 
 @pytest.mark.integration
 def test_console_chat_bootstraps_from_the_sample_site(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # CLI subprocesses on a pseudo-terminal, crawling and indexing
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -19,6 +19,8 @@ from generation.subjects import ASK_BACK_LEAD, Inventory, is_ask_back, pick, ref
 from generation.text import ALL_OF_THEM
 from storage.models import Message
 
+pytestmark = pytest.mark.slow  # the sample site crawled and indexed with the real embedder
+
 KAPRODI_REPLY = ("Program studi dipimpin oleh Ketua Program Studi Supriyono, M.Kom. dan Sekretaris Program Studi "
                  "Shoffin Nahwa Utama, M.T.. Struktur lengkap ada di halaman Struktur Organisasi. [1]")
 KIP_REPLY = ("Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: mahasiswa dari keluarga kurang mampu "

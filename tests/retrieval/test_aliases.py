@@ -123,6 +123,7 @@ def built(tmp_path, embedder, config):
     return manager, report
 
 
+@pytest.mark.slow  # builds an index with the real embedder
 def test_aliases_saved_listed_and_loaded_with_the_index(built):
     manager, report = built
     path = manager.versions_dir / report.version
@@ -137,6 +138,7 @@ def test_aliases_saved_listed_and_loaded_with_the_index(built):
     assert index.normalize_query("email pak yaqin") == "email pak yaqin Muhammad Ainul Yaqin"
 
 
+@pytest.mark.slow  # builds an index with the real embedder
 def test_index_without_aliases_file_still_loads(built, embedder, config):
     manager, report = built
     path = manager.versions_dir / report.version
@@ -150,6 +152,7 @@ def test_index_without_aliases_file_still_loads(built, embedder, config):
     assert index.search("brp sks TI", k=2).hits
 
 
+@pytest.mark.slow  # builds an index with the real embedder
 def test_search_normalises_only_when_configured(built, embedder, config):
     manager, _ = built
     on = manager.current()

@@ -6,6 +6,8 @@ import pytest
 
 from bot.cli import main
 
+pytestmark = pytest.mark.slow  # CLI subprocesses that build indexes
+
 
 @pytest.fixture
 def env(monkeypatch, data_dir):

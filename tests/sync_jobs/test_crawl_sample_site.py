@@ -14,6 +14,8 @@ from storage.docstore import DocumentStore
 from sync_jobs.crawl import CrawlConfig, crawl_site
 from tests.auxil.sample_site import bfs
 
+pytestmark = pytest.mark.slow  # crawls the whole sample site
+
 PDF = "/wp-content/uploads/2024/02/pedoman-skripsi-informatika-2024.pdf"
 
 

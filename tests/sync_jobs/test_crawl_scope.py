@@ -15,6 +15,8 @@ from sync_jobs.sitemaps import sitemap_candidates
 from sync_jobs.urls import PathScope
 from tests.sync_jobs.test_crawl_safety import Server, cfg, page
 
+pytestmark = pytest.mark.slow  # crawls loopback sites
+
 
 @pytest.fixture
 async def server():

@@ -14,6 +14,8 @@ from storage.docstore import DocumentStore
 from sync_jobs.crawl import crawl_site
 from tests.sync_jobs.test_crawl_sample_site import config_for
 
+pytestmark = pytest.mark.slow  # crawls the sample site twice
+
 
 @pytest.fixture
 def store(data_dir):

@@ -21,6 +21,8 @@ from storage.redis_guard import connect_redis
 from tests.auxil.fake_apis import FakeApis
 from tests.auxil.reindex_site import ops_settings
 
+pytestmark = pytest.mark.slow  # real reindex runs of the sample site
+
 JAKARTA = ZoneInfo("Asia/Jakarta")
 TOEFL_QUERY = "berapa skor minimal TOEFL untuk lulus"
 

@@ -21,6 +21,8 @@ from storage.redis_guard import connect_redis
 from storage.runs import RunStore
 from tests.auxil.reindex_site import ops_settings
 
+pytestmark = pytest.mark.slow  # real reindex runs and a killed child process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # what a reindex process has done by the time it crawls: its run is RUNNING and it holds the lock (the settings'

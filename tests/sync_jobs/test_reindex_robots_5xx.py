@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bot import wiring
 from tests.auxil.reindex_site import ops_settings
 from tests.sync_jobs.test_reindex_acceptance import Recorder
+
+pytestmark = pytest.mark.slow  # a real reindex run
 
 
 async def test_a_robots_5xx_fails_the_run_and_the_old_index_still_serves(mini_site, data_dir) -> None:

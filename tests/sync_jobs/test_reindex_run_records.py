@@ -4,9 +4,13 @@ pages done of pages known, chunks embedded of all) that another process can read
 
 from __future__ import annotations
 
+import pytest
+
 from bot import wiring
 from bot.run_views import run_detail
 from tests.auxil.reindex_site import ops_settings
+
+pytestmark = pytest.mark.slow  # real reindex runs
 
 
 async def test_a_failed_run_records_valves_and_failed_pages_with_status_and_retries(mini_site, data_dir) -> None:
