@@ -78,8 +78,10 @@ FITTED_ON: list[dict[str, Any]] = [
              "trained on the tune split's train part (about 90% of its passages; half of its questions rewritten "
              "with the external colloquial lexicon's spellings), then a small in-domain step "
              "on the sample site's dev and informal sets' single-turn questions (`bench/train_reader_site.py`; both "
-             "blind sets held out); the Platt scaling of its null score and the pipeline's threshold chosen on the "
-             "tune split's dev part (the other 10%, `bench/fit_reader_gate.py`)",
+             "blind sets held out); the Platt scaling of its null score, the chunk selector (a logistic regression "
+             "over the span's margin and the chunk's retrieval score, run with int8 projections) and the pipeline's "
+             "threshold fitted on the tune split's dev part after retrieval (the other 10%, "
+             "`bench/fit_reader_gate.py`)",
      "fitted_on": ["idkmrc-tune", "dev", "informal"]},
     {"what": "The reader path's set constants: `READER_CHUNKS` = 3 chunks read, windows of 256 tokens, spans of at "
              "most 40 tokens within one line, a table row as \"Label: value; Label: value\" (set, not fitted)",
