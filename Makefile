@@ -67,8 +67,8 @@ eval: setup
 	$(PY) -m bench.dialogues --answerer rules --ablate-subjects
 
 # The learned reader: train on the IDK-MRC tune split (checkpoints in .cache/reader-train; a stopped run resumes),
-# the small in-domain step on the sample site's dev and informal sets, the pipeline's threshold on the tune split's
-# dev part, then the model card from the logs.
+# the small in-domain step on the sample site's dev and informal sets, the chunk selector and the threshold on the tune
+# split's dev part after retrieval, then the model card from the logs.
 train-reader: setup
 	$(PY) -m bench.train_reader
 	$(PY) -m bench.train_reader_site
