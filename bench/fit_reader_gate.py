@@ -46,7 +46,7 @@ import numpy as np
 from bench import idkmrc
 from bench.train_reader import _is_dev
 from generation.calibration import fit_logistic, operating_point
-from generation.reader.reader import CHUNK_FEATURES, CONFIG_FILE, DEFAULT_DIR
+from generation.reader.reader import CHUNK_FEATURES, CONFIG_FILE, DEFAULT_DIR, Span, chunk_features
 
 SEED = 20261125
 DISTRACTORS = 430  # with the ~290 dev passages, about the check split's 722
@@ -96,9 +96,9 @@ def read_question(item: dict[str, Any], steps: Sequence[dict[str, Any]], texts: 
         text = texts.get(str(entry["chunk_id"]), "")
         quoted = quote_span(text, int(entry["start"]), int(entry["end"])).text if text else str(entry["span"])
         correct = answerable and any(contains_span(quoted, g) for g in golds)
-        margin = max(min(float(entry["score"]) - float(entry["null"]), 50.0), -50.0)
-        features = (margin, max(min(float(entry["retrieval"]), 2.0), -1.0))
-        chunks.append(ReadChunk(features, float(entry["p_span"]), correct))
+        span = Span(int(entry["start"]), int(entry["end"]), str(entry["span"]), float(entry["score"]),
+                    float(entry["null"]), float(entry["p_span"]))
+        chunks.append(ReadChunk(chunk_features(span, float(entry["retrieval"])), span.p, correct))
     group = str((item.get("relevant_doc_ids") or [item.get("id")])[0])
     return ReadQuestion(str(item.get("id")), group, answerable, tuple(chunks))
 

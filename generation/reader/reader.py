@@ -118,7 +118,10 @@ def chunk_probability(cfg: ReaderConfig, span: Span, retrieval: float) -> float:
     if not cfg.chunk_weights:
         return span.p
     z = sum(w * x for w, x in zip(cfg.chunk_weights, chunk_features(span, retrieval), strict=True))
-    z += cfg.chunk_bias
+    return _logistic(z + cfg.chunk_bias)
+
+
+def _logistic(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0)))
 
 
@@ -240,8 +243,7 @@ class Reader:
         self._lock = threading.Lock()
 
     def probability(self, margin: float) -> float:
-        z = self.config.platt_a * max(min(margin, 50.0), -50.0) + self.config.platt_b
-        return 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0)))
+        return _logistic(self.config.platt_a * max(min(margin, 50.0), -50.0) + self.config.platt_b)
 
     def chunk_probability(self, span: Span, retrieval: float) -> float:
         """The probability that ``span`` answers the question, given its chunk's retrieval score: the fitted chunk
