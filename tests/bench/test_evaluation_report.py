@@ -314,3 +314,38 @@ def test_reader_targets_are_stated_met_or_missed():
     assert "30 of 43 answerable questions answered correctly (target ≥ 30: met)" in text
     assert "8 of 12 unanswerable ones refused (target ≥ 9: missed)" in text
     assert ev.reader_target_sentence("dev", m) == ""
+
+
+def test_the_index_own_calibration_on_a_subsample_is_compared_on_the_same_questions(tmp_path):
+    raw = _raw()
+    previous = [
+        _r("q1", answer="Pasuruan [1]", golds=["Pasuruan"], category="answerable"),
+        _r("q2", answer="Batavia [1]", golds=["Batavia"], category="answerable"),
+        _r("q5", answer="Bogor [1]", golds=["Surabaya"], category="answerable"),  # not in the subsample
+        _r("q3", answerable=False, answer="Jakarta [1]", category="unanswerable"),
+        _r("q6", answerable=False, answer="Depok [1]", category="unanswerable"),  # not in the subsample
+    ]
+    own = [
+        _r("q1", answer="Pasuruan [1]", golds=["Pasuruan"], category="answerable"),
+        _r("q2", abstained=True, golds=["Batavia"], category="answerable"),
+        _r("q3", answerable=False, abstained=True, category="unanswerable"),
+    ]
+    for r in previous + own:
+        r["gold_match"] = "any"
+    raw["sections"]["idkmrc"]["answers_previous"] = _answers(previous)
+    raw["sections"]["idkmrc"]["per_index"] = {**_answers(own), "abstention_model": "bench/idkmrc_tune_abstention.json",
+                                              "threshold": 0.61, "fitted_on": {"idkmrc-tune": 200}, "fusion": False,
+                                              "subsample": {"answerable": 2, "unanswerable": 1}}
+    text = ev.render(raw, tmp_path / "evaluation.md", embedder=_BagOfWords(), img=tmp_path / "img")
+    section = text.split("Answers with the index's own calibration", 1)[1]
+    assert "The first 2 answerable and 1 unanswerable questions of the sample" in section
+    assert "| bundled (`generation/data/abstention.json`) | 2 / 0 / 0 (n=2) | 0 / 1 (n=1) |" in section
+    assert "| the index's own | 1 / 0 / 1 (n=2) | 1 / 0 (n=1) |" in section
+
+
+def test_the_per_index_subsample_keeps_the_sample_order():
+    items = [{"id": f"a{k}", "answerable": True} for k in range(5)] + \
+            [{"id": f"u{k}", "answerable": False} for k in range(5)]
+    got = ev.per_index_items(items, 2)
+    assert [it["id"] for it in got] == ["a0", "a1", "u0", "u1"]
+    assert ev.per_index_items(items, 0) == items
