@@ -257,22 +257,21 @@ def mine_aliases(texts: Iterable[str]) -> AliasTable:
     bares = sorted(titled_counts, key=lambda b: -len(b.split()))
     people: dict[str, str] = {}  # bare name → canonical bare name
     for bare in bares:
-        owner = [p for p in people.values() if _contains(p, bare)]
-        owners = set(owner)
-        people[bare] = owners.pop() if len(owners) == 1 else bare
+        containing = {p for p in people.values() if _contains(p, bare)}
+        people[bare] = containing.pop() if len(containing) == 1 else bare
     merged: dict[str, Counter[str]] = {}
     for bare, counter in titled_counts.items():
         merged.setdefault(people[bare], Counter()).update(counter)
-    titled = {bare: counter.most_common(1)[0][0] for bare, counter in merged.items()}
+    titled_forms = {bare: counter.most_common(1)[0][0] for bare, counter in merged.items()}
     claims: dict[str, set[str]] = {}
-    for bare in titled:
+    for bare in titled_forms:
         tokens = bare.split()
         for i in range(len(tokens)):
             for j in range(i + 1, len(tokens) + 1):
-                variant = tokens[i:j]
-                if len(variant) == 1 and len(variant[0]) < 3:
+                span = tokens[i:j]
+                if len(span) == 1 and len(span[0]) < 3:
                     continue
-                claims.setdefault(alias_key(" ".join(variant)), set()).add(bare)
+                claims.setdefault(alias_key(" ".join(span)), set()).add(bare)
     names: dict[str, str] = {}
     honorific: dict[str, str] = {}
     for variant, owners in claims.items():
@@ -284,7 +283,7 @@ def mine_aliases(texts: Iterable[str]) -> AliasTable:
         else:
             names[variant] = owner
     shorts = {k: c.most_common(1)[0][0] for k, c in short_spelling.items() if k in abbreviations}
-    return AliasTable(abbreviations, names, honorific, titled, shorts)
+    return AliasTable(abbreviations, names, honorific, titled_forms, shorts)
 
 
 def _contains(longer: str, shorter: str) -> bool:
