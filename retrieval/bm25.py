@@ -73,9 +73,9 @@ class BM25Index:
         for term, plist in postings.items():
             vocab[term] = len(vocab)
             rows = np.fromiter((r for r, _ in plist), dtype=np.int32, count=len(plist))
-            tf = np.fromiter((t for _, t in plist), dtype=np.float64, count=len(plist))
+            tfs = np.fromiter((t for _, t in plist), dtype=np.float64, count=len(plist))
             all_docs.append(rows)
-            all_weights.append(idf[term] * (tf * (k1 + 1) / (tf + norm[rows])))
+            all_weights.append(idf[term] * (tfs * (k1 + 1) / (tfs + norm[rows])))
             offsets.append(offsets[-1] + len(plist))
         return cls(
             vocab,
