@@ -349,10 +349,11 @@ class FactsTable:
                 return self._result(held, {"role": "; ".join(str(r["value"]) for r in held)}, self._render_role(held))
             people = list(dict.fromkeys(p for p in self.lecturers for r in held if r["doc_id"] == p.doc_id))
             if people:
-                rows = [{"table": "lecturers", "doc_id": p.doc_id, "name": p.name, "url": p.url, "field": f, "value": v}
-                        for p in people for f, v in p.fields if f in wanted]
-                return self._result(rows, {"name": [p.name for p in people], "field": wanted},
-                                    self._render_person(people, rows, True))
+                held_rows: list[dict[str, object]] = [
+                    {"table": "lecturers", "doc_id": p.doc_id, "name": p.name, "url": p.url, "field": f, "value": v}
+                    for p in people for f, v in p.fields if f in wanted]
+                return self._result(held_rows, {"name": [p.name for p in people], "field": wanted},
+                                    self._render_person(people, held_rows, True))
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
             wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys) or _names_field(f, wset)]
