@@ -12,18 +12,28 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from retrieval.search import check_mode
 from retrieval.types import Retriever
 
 __all__ = [
-    "KS", "EvalItem", "evaluate", "item_from_row", "load_dataset", "metrics_for", "ranked_keys", "to_markdown", "url_key",
+    "KS", "EvalItem", "EvalResult", "evaluate", "item_from_row", "load_dataset", "metrics_for", "ranked_keys", "to_markdown", "url_key",
     "write_markdown_section",
 ]
 
 KS = (1, 3, 5, 10)
+
+# what :func:`evaluate` returns (functional form: "global" is a keyword); ``per_category`` maps a category to its
+# ``n`` and mean metrics, ``ranked`` maps an item id to its ranked keys
+EvalResult = TypedDict("EvalResult", {
+    "mode": str,
+    "n": int,
+    "global": dict[str, float],
+    "per_category": dict[str, dict[str, float]],
+    "ranked": dict[str, list[str]],
+})
 
 
 def url_key(url: str) -> str:
@@ -104,7 +114,7 @@ def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]}
 
 
-def evaluate(retriever: Retriever, items: Sequence[EvalItem], mode: str = "hybrid") -> dict[str, object]:
+def evaluate(retriever: Retriever, items: Sequence[EvalItem], mode: str = "hybrid") -> EvalResult:
     """``{"mode", "n", "global", "per_category", "ranked"}``; ``ranked`` maps item id → ranked keys."""
     check_mode(mode)
     per_item: list[tuple[EvalItem, dict[str, float]]] = []
@@ -125,20 +135,20 @@ def evaluate(retriever: Retriever, items: Sequence[EvalItem], mode: str = "hybri
     }
 
 
-def to_markdown(results: Sequence[dict[str, object]], title: str = "Retrieval") -> str:
+def to_markdown(results: Sequence[EvalResult], title: str = "Retrieval") -> str:
     """Thesis-style tables: one global table per mode (rows MRR/Recall/NDCG, columns k), then per category."""
     lines = [f"### {title}", ""]
     if len(results) > 1:
         lines += ["| mode | n | R@1 | MRR@3 | MRR@5 | MRR@10 | R@10 | NDCG@5 | NDCG@10 |", "|---|---|---|---|---|---|---|---|---|"]
         for res in results:
-            g = res["global"]  # type: ignore[index]
+            g = res["global"]
             lines.append(
                 f"| {res['mode']} | {res['n']} | {g['recall@1']:.3f} | {g['mrr@3']:.3f} | {g['mrr@5']:.3f} | "
                 f"{g['mrr@10']:.3f} | {g['recall@10']:.3f} | {g['ndcg@5']:.3f} | {g['ndcg@10']:.3f} |"
             )
         lines.append("")
     for res in results:
-        g = res["global"]  # type: ignore[index]
+        g = res["global"]
         lines += [f"#### {res['mode']}: global (n = {res['n']})", "", "| metric | k=1 | k=3 | k=5 | k=10 |", "|---|---|---|---|---|"]
         for name, key in (("MRR@k", "mrr"), ("Recall@k", "recall"), ("NDCG@k", "ndcg")):
             lines.append(f"| {name} | " + " | ".join(f"{g[f'{key}@{k}']:.3f}" for k in KS) + " |")
@@ -146,7 +156,7 @@ def to_markdown(results: Sequence[dict[str, object]], title: str = "Retrieval") 
         for k in (3, 5, 10):
             lines += [f"#### {res['mode']}: per category, k={k}", "", f"| category | n | MRR@{k} | Recall@{k} | NDCG@{k} |",
                       "|---|---|---|---|---|"]
-            for cat, m in res["per_category"].items():  # type: ignore[union-attr]
+            for cat, m in res["per_category"].items():
                 lines.append(f"| {cat} | {m['n']} | {m[f'mrr@{k}']:.3f} | {m[f'recall@{k}']:.3f} | {m[f'ndcg@{k}']:.3f} |")
             lines.append("")
     return "\n".join(lines)
