@@ -22,6 +22,7 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from retrieval.types import Embedder, calibration_of
 from storage.registry import Registry
@@ -48,7 +49,7 @@ def _check_kind(kind: str) -> None:
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms: NDArray[np.float32] = np.linalg.norm(matrix, axis=1, keepdims=True)  # numpy types keepdims norm as Any
     norms[norms == 0] = 1.0
     return matrix / norms
 
@@ -105,7 +106,10 @@ class SentenceTransformerEmbedder:
         self.name = f"sentence-transformers:{model}"
         self.calibration_id = self.name  # its own cosine range: fit the site's calibration for it
         dim = self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else None
-        self.dim = int(dim or self._model.get_sentence_embedding_dimension())
+        dim = dim or self._model.get_sentence_embedding_dimension()
+        if dim is None:  # what int(None) raised before the check: a TypeError
+            raise TypeError(f"sentence-transformers model {model!r} reports no embedding dimension")
+        self.dim = int(dim)
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         _check_kind(kind)
