@@ -35,7 +35,7 @@ import numpy as np
 from retrieval.config import RetrievalConfig
 from retrieval.evaluation import EvalItem, item_from_row, metrics_for, url_key
 from retrieval.search import SearchIndex
-from retrieval.types import calibration_of
+from retrieval.types import Embedder, calibration_of
 
 __all__ = [
     "CANDIDATES", "FITTED_FIELDS", "FUSION_FILE", "MIN_ITEMS", "FusionFit", "apply_fusion", "fit_fusion",
@@ -82,7 +82,7 @@ class QueryMemo:
     """An embedder wrapper that embeds every question once for a whole fit (configurations repeat the same
     questions); passages go to the wrapped embedder as they are."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name = inner.name
         self.calibration_id = calibration_of(inner)
@@ -154,7 +154,7 @@ def fit_fusion_report(
     memo = QueryMemo(index.embedder)
     current = _current(index.config)
     before = _score(index.with_config(index.config, embedder=memo), labelled)
-    table = []
+    table: list[dict[str, Any]] = []  # FusionFit.candidates rows: "values" plus _score's metrics
     for candidate in candidates:
         config = dataclasses.replace(index.config, **candidate)
         table.append({"values": dict(candidate), **_score(index.with_config(config, embedder=memo), labelled)})
