@@ -31,7 +31,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -292,7 +292,7 @@ class IndexManager:
         except OSError:
             return 0
 
-    def save_fusion(self, fit: FusionFit | dict) -> Path:
+    def save_fusion(self, fit: FusionFit | Mapping[str, Any]) -> Path:
         """Store fitted fusion constants (``retrieval.tuning``) with the current version and serve them: this
         process reloads at once, other processes at their next pointer check (the pointer is rewritten). With a
         shared store the fit makes a new version (the current one's files plus ``fusion.json``), published like a
@@ -310,7 +310,7 @@ class IndexManager:
         self.reload_if_changed()
         return path
 
-    def _fusion_version(self, name: str, fit: FusionFit | dict) -> Path:
+    def _fusion_version(self, name: str, fit: FusionFit | Mapping[str, Any]) -> Path:
         """A copy of version ``name`` with ``fit`` in its fusion.json, under a new name: published, then current."""
         with open(self.root / ".build.lock", "a+") as lock_file:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
@@ -353,7 +353,7 @@ class IndexManager:
             finally:
                 fcntl.flock(lock_file, fcntl.LOCK_UN)
 
-    def _previous(self) -> tuple[str | None, dict | None]:
+    def _previous(self) -> tuple[str | None, dict[str, Any] | None]:
         name = self.current_version()
         if name is None:
             return None, None
@@ -417,9 +417,10 @@ class IndexManager:
             aliases = mine_aliases(texts)
             aliases.save(tmp / ALIASES_FILE)
             calibration = calibration_of(self.embedder)
-            if (compatible and prev_dir is not None and (prev_dir / FUSION_FILE).exists()
+            if (compatible and prev_dir is not None and prev_params is not None and (prev_dir / FUSION_FILE).exists()
                     and prev_params.get("calibration_id", calibration) == calibration):
                 shutil.copy2(prev_dir / FUSION_FILE, tmp / FUSION_FILE)  # fitted for this site and embedder: keep it
+            n_documents = len({c.doc_id for c in chunks})
             corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:16]
             params = {
                 "format": FORMAT_VERSION,
@@ -427,7 +428,7 @@ class IndexManager:
                 "embedder": self.embedder.name,
                 "calibration_id": calibration,  # the similarity scale fusion.json and the site's fits assume
                 "dims": self.embedder.dim,
-                "counts": {"chunks": len(chunks), "documents": len({c.doc_id for c in chunks}), "facts": facts},
+                "counts": {"chunks": len(chunks), "documents": n_documents, "facts": facts},
                 "hnsw": {"space": "cosine", "M": self.config.hnsw_m, "ef_construction": self.config.hnsw_ef_construction,
                          "ef_search": self.config.hnsw_ef_search, "max_elements": max_elements, "build": hnsw_mode, **hnsw_meta},
                 "bm25": {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "scorer": "inverted-index"},
@@ -451,7 +452,7 @@ class IndexManager:
         self._cleanup(keep={name, prev_name})
         report = BuildReport(
             version=name, total=len(chunks), added=added, removed=removed, embedded=embedded,
-            documents=params["counts"]["documents"], duration_s=time.perf_counter() - started, full=full,
+            documents=n_documents, duration_s=time.perf_counter() - started, full=full,
             hnsw=hnsw_mode, facts=facts, path=str(final),
         )
         logger.info("index build %s", json.dumps(report.as_json()))
@@ -487,7 +488,7 @@ class IndexManager:
         hashes: list[str],
         prev_chunks: dict[str, tuple[int, str]],
         prev_dir: Path | None,
-        prev_params: dict | None,
+        prev_params: dict[str, Any] | None,  # the previous version's params.json
         *,
         full: bool,
     ) -> tuple[np.ndarray, str, int, dict[str, int]]:
@@ -514,14 +515,14 @@ class IndexManager:
                         index.mark_deleted(lab)
                     next_label = int(prev_params.get("hnsw", {}).get("next_label", old_total))
                     labels = np.empty(n, dtype=np.int64)
-                    new_rows = []
-                    for row, lab in enumerate(reused):
-                        if lab is None:
+                    new_rows: list[int] = []
+                    for row, kept in enumerate(reused):
+                        if kept is None:
                             labels[row] = next_label
                             next_label += 1
                             new_rows.append(row)
                         else:
-                            labels[row] = lab
+                            labels[row] = kept
                     if new_rows:
                         index.add_items(vectors[new_rows], labels[new_rows])
                     index.save_index(str(tmp / "hnsw.bin"))
