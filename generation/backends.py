@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from generation.types import Generation, Generator
 from storage.registry import Registry, UnknownPlugin
@@ -76,7 +76,7 @@ def as_generator(generator: Any) -> Generator:
     if (isinstance(generator, _Completed) or (
             all(hasattr(generator, member) for member in ("name", "prompt_format", "close"))
             and _accepts_should_stop(generator.generate))):
-        return generator
+        return cast(Generator, generator)  # an untyped third-party backend with every member of the protocol
     return _Completed(generator)
 
 
@@ -92,9 +92,11 @@ class _Completed:
 
     def generate(self, prompt: str | Sequence[dict[str, str]], *, max_tokens: int, stop: Sequence[str] = (),
                  should_stop: Callable[[], bool] | None = None) -> Generation:
+        # ``inner`` is an untyped third-party backend; by the protocol its generate returns a Generation
         if self._accepts_should_stop:
-            return self.inner.generate(prompt, max_tokens=max_tokens, stop=stop, should_stop=should_stop)
-        return self.inner.generate(prompt, max_tokens=max_tokens, stop=stop)
+            return cast(Generation, self.inner.generate(prompt, max_tokens=max_tokens, stop=stop,
+                                                        should_stop=should_stop))
+        return cast(Generation, self.inner.generate(prompt, max_tokens=max_tokens, stop=stop))
 
     def close(self) -> None:
         if callable(self._close):
