@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, split_aside, strip_clitics, words
 from retrieval.aliases import HONORIFICS
@@ -413,6 +414,15 @@ class Validation:
     top_distance_cand: float | None = None
 
 
+class _Measures(TypedDict):
+    """The measured fields every :class:`Validation` of one refinement carries."""
+
+    cosine: float
+    jaccard: float
+    top_distance_orig: float | None
+    top_distance_cand: float | None
+
+
 def validate_refinement(
     original: str,
     candidate: str,
@@ -430,7 +440,8 @@ def validate_refinement(
     """Seed 004 §3: BLOCK on low cosine (not for follow-up rewrites), changed entities, a worse top distance by
     more than ``margin``, or a source Jaccard below ``jaccard_min``; otherwise ACCEPT."""
     j = jaccard(orig_sources, cand_sources)
-    base = dict(cosine=cosine, jaccard=j, top_distance_orig=orig_top_distance, top_distance_cand=cand_top_distance)
+    base: _Measures = {"cosine": cosine, "jaccard": j, "top_distance_orig": orig_top_distance,
+                       "top_distance_cand": cand_top_distance}
     if not followup and cosine < sim_threshold:
         return Validation(False, "low_similarity", **base)
     if not main_entities(original) <= main_entities(candidate):
