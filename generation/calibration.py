@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "DEFAULT_MODEL_EMBEDDER",
@@ -82,7 +83,9 @@ def measured_means(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    # numpy's stubs type arithmetic on an ndarray of unknown dtype as Any
+    p: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return p
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +103,9 @@ class OperatingPoint:
         return {k: round(float(v), 4) for k, v in asdict(self).items()}
 
 
-def operating_point(p: Sequence[float], answerable: Sequence[bool], correct: Sequence[bool], t: float) -> OperatingPoint:
+def operating_point(
+    p: Sequence[float] | NDArray[np.float64], answerable: Sequence[bool], correct: Sequence[bool], t: float,
+) -> OperatingPoint:
     """The figures of threshold ``t`` (answer when p ≥ t)."""
     p_arr = np.asarray(p, dtype=np.float64)
     ans = np.asarray(answerable, dtype=bool)
@@ -119,7 +124,8 @@ def operating_point(p: Sequence[float], answerable: Sequence[bool], correct: Seq
 
 
 def choose_threshold(
-    p: Sequence[float], answerable: Sequence[bool], correct: Sequence[bool], *, target_refusal: float = 0.8,
+    p: Sequence[float] | NDArray[np.float64], answerable: Sequence[bool], correct: Sequence[bool], *,
+    target_refusal: float = 0.8,
 ) -> OperatingPoint:
     """The operating point: the lowest threshold that refuses at least ``target_refusal`` of the unanswerable
     questions (the stated target), i.e. the one that answers the most while meeting it. With no unanswerable

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["TOP_K", "dragin_confidence", "entropy_from_logits", "entropy_from_logprobs", "mean_entropy"]
 
@@ -15,7 +16,7 @@ TOP_K = 10
 _H_MAX = math.log(TOP_K)
 
 
-def entropy_from_logprobs(logprobs: Sequence[float]) -> float:
+def entropy_from_logprobs(logprobs: Sequence[float] | NDArray[np.float64]) -> float:
     """Eq. 9–10: renormalise the candidates' log-probabilities and return their Shannon entropy in nats."""
     if len(logprobs) == 0:
         return _H_MAX
