@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from generation.answer_type import DAYS, MONTHS
 from generation.support import EvidenceSentence
@@ -219,7 +220,7 @@ def _cited_pieces(text: str) -> list[str]:
     return [p.strip() for p in re.findall(r"[^\[]*?\[\d+\]|[^\[]+$", text, re.DOTALL) if p.strip()]
 
 
-def combine_parts(parts: Sequence[tuple[str, dict]]) -> dict:
+def combine_parts(parts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """One reply to a message of several questions (generation.text.split_questions): each answered part in order
     with its citations renumbered over the merged sources, and a line for each part not found on the site. When no
     part was answered, the first part's abstention stands, as for a single question."""
@@ -237,7 +238,11 @@ def combine_parts(parts: Sequence[tuple[str, dict]]) -> dict:
             if source not in sources:
                 sources.append(source)
             number[k] = sources.index(source) + 1
-        text = _CITATION.sub(lambda m, number=number: f"[{number.get(int(m.group(1)), int(m.group(1)))}]", r["answer"])
+
+        def renumber(m: re.Match[str], number: dict[int, int] = number) -> str:
+            return f"[{number.get(int(m.group(1)), int(m.group(1)))}]"
+
+        text = _CITATION.sub(renumber, r["answer"])
         # what an earlier part already said (both parts found the same sentence) is not said twice
         said = {normalize(c) for t in texts for c in _cited_pieces(t)}
         pieces = _cited_pieces(text)

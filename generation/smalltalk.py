@@ -97,7 +97,7 @@ class SmallTalkClassifier:
 
     def __init__(self, vocab: Iterable[str], weights: np.ndarray, bias: np.ndarray, classes: Iterable[str], *,
                  threshold: float, max_chars: int, ngram_min: int = 1, ngram_max: int = 4,
-                 meta: dict | None = None) -> None:
+                 meta: dict[str, object] | None = None) -> None:
         self.vocab = {f: i for i, f in enumerate(vocab)}
         self.weights = np.asarray(weights, dtype=np.float32)
         self.bias = np.asarray(bias, dtype=np.float32)
