@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from generation.backends import BackendOptions, register_backend
 from generation.entropy import TOP_K, entropy_from_logprobs
@@ -78,7 +79,7 @@ class OpenAIGenerator:
                 "`python -m generation.llama_server --model <gguf>`) or fix LLM_ENDPOINT."
             ) from None
         try:
-            return json.loads(raw.decode("utf-8"))
+            return cast(dict[str, object], json.loads(raw.decode("utf-8")))  # the server's JSON body
         except ValueError as error:  # JSONDecodeError, UnicodeDecodeError; the body itself stays out of the message
             raise self._malformed(path, f"a body that is not JSON ({len(raw)} bytes)", error, status) from error
 
