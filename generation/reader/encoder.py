@@ -8,9 +8,13 @@ embeddings, LayerNorm, then per layer ``x = LN(x + Attn(x))``, ``x = LN(x + FFN(
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from generation.reader.e5file import E5File
 
 __all__ = ["Encoder", "gelu", "layer_forward"]
 
@@ -24,7 +28,9 @@ def _erf(x: np.ndarray) -> np.ndarray:
     a = np.abs(x)
     t = 1.0 / (1.0 + _ERF_P * a)
     poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+    # numpy's stubs type arithmetic on an ndarray of unknown dtype as Any
+    erf: np.ndarray = sign * (1.0 - poly * np.exp(-a * a))
+    return erf
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
@@ -34,7 +40,9 @@ def gelu(x: np.ndarray) -> np.ndarray:
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * w + b
+    # numpy's stubs type arithmetic on an ndarray of unknown dtype as Any
+    normed: np.ndarray = (x - mean) / np.sqrt(var + eps) * w + b
+    return normed
 
 
 def layer_forward(x: np.ndarray, mask: np.ndarray, p: Mapping[str, np.ndarray], heads: int, eps: float) -> np.ndarray:
@@ -43,7 +51,9 @@ def layer_forward(x: np.ndarray, mask: np.ndarray, p: Mapping[str, np.ndarray], 
     hd = hidden // heads
 
     def proj(w: str, b: str, inp: np.ndarray) -> np.ndarray:
-        return inp @ p[w].T + p[b]
+        # numpy's stubs type arithmetic on an ndarray of unknown dtype as Any
+        out: np.ndarray = inp @ p[w].T + p[b]
+        return out
 
     q = proj("q.w", "q.b", x).reshape(bsz, length, heads, hd).transpose(0, 2, 1, 3)
     k = proj("k.w", "k.b", x).reshape(bsz, length, heads, hd).transpose(0, 2, 3, 1)
@@ -62,7 +72,7 @@ def layer_forward(x: np.ndarray, mask: np.ndarray, p: Mapping[str, np.ndarray], 
 class Encoder:
     """Embeddings and a stack of layers, all float32 numpy arrays."""
 
-    def __init__(self, e5, layers: list[Mapping[str, np.ndarray]]) -> None:
+    def __init__(self, e5: E5File, layers: Sequence[Mapping[str, np.ndarray]]) -> None:
         self.e5 = e5
         self.heads = e5.heads
         self.eps = float(e5.eps)

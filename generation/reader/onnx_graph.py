@@ -14,6 +14,7 @@ import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -64,18 +65,19 @@ class OnnxEncoder:
     def __init__(self, layers: Sequence[Mapping[str, np.ndarray]], head_w: np.ndarray, head_b: np.ndarray, *,
                  heads: int, eps: float, threads: int = 0, int8: bool = False) -> None:
         import onnxruntime as ort
-        from onnx import TensorProto, helper, numpy_helper
+        from onnx import NodeProto, TensorProto, helper, numpy_helper
 
         hidden = int(head_w.shape[1])
         hd = hidden // heads
-        inits: list = []
-        nodes: list = []
+        inits: list[TensorProto] = []
+        nodes: list[NodeProto] = []
 
         def const(name: str, value: np.ndarray) -> str:
             inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
             return name
 
-        def node(op: str, inputs: list[str], out: str, **attrs: object) -> str:
+        # ONNX attribute values (ints, floats, lists): make_node takes them as **kwargs: Any
+        def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
             nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
             return out
 
@@ -144,4 +146,6 @@ class OnnxEncoder:
         self.session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])
 
     def run(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return self.session.run(["logits"], {"x": x.astype(np.float32, copy=False), "mask": mask.astype(bool)})[0]
+        feeds = {"x": x.astype(np.float32, copy=False), "mask": mask.astype(bool)}
+        logits = self.session.run(["logits"], feeds)[0]
+        return cast(np.ndarray, logits)  # onnxruntime is untyped

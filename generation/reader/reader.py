@@ -20,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,11 +63,11 @@ class ReaderConfig:
     chunk_weights: tuple[float, ...] = ()
     chunk_bias: float = 0.0
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> ReaderConfig:
+    def from_json(cls, data: dict[str, Any]) -> ReaderConfig:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         if "chunk_weights" in values:
