@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from generation.backends import BackendOptions, register_backend
 from generation.entropy import entropy_from_logits
 from generation.errors import GenerationError
 from generation.types import Generation
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -82,7 +86,7 @@ def ensure_default_model(models_dir: Path) -> Path:
             "or set LLM_MODEL_PATH to a local GGUF file."
         ) from None
     models_dir.mkdir(parents=True, exist_ok=True)
-    target = models_dir / pkg.MODEL_NAME
+    target: Path = models_dir / pkg.MODEL_NAME  # pkg (the model package) is untyped
     stamp = target.with_suffix(target.suffix + ".sha256.json")
     if target.exists() and stamp.exists():
         try:
@@ -240,7 +244,8 @@ def _keep_stdout_stderr(llama_cpp) -> None:  # type: ignore[no-untyped-def]
         except ImportError:
             continue
         if hasattr(module, "suppress_stdout_stderr"):
-            module.suppress_stdout_stderr = _NoRedirect
+            # typeshed's ModuleType declares no settable attributes (and ruff's B010 rules out setattr here)
+            module.suppress_stdout_stderr = _NoRedirect  # type: ignore[attr-defined]
 
 
 class LlamaGenerator:
@@ -309,7 +314,8 @@ class LlamaGenerator:
         if isinstance(prompt, str):
             return prompt, []
         if self._formatter is not None:
-            result = self._formatter(messages=list(prompt))
+            # the project's role/content dicts are what llama_cpp's message TypedDicts describe
+            result = self._formatter(messages=cast("list[ChatCompletionRequestMessage]", list(prompt)))
             return result.prompt, [s for s in (result.stop or []) if s] if isinstance(result.stop, list) else []
         # completion model given chat messages: flatten them
         return "\n\n".join(m["content"] for m in prompt), []
@@ -320,7 +326,7 @@ class LlamaGenerator:
 
     def reset_cache(self) -> None:
         """Forget the KV cache (the next prompt is evaluated in full; used by the prefix-reuse benchmark)."""
-        self._llm.reset()
+        self._llm.reset()  # type: ignore[no-untyped-call]  # llama_cpp's Llama.reset is unannotated
 
     # -- Generator protocol -----------------------------------------------------------------------------------
     def generate(
@@ -350,7 +356,7 @@ class LlamaGenerator:
         decoded = ""
         with self._lock:
             if not self.kv_reuse:
-                self._llm.reset()
+                self._llm.reset()  # type: ignore[no-untyped-call]  # llama_cpp's Llama.reset is unannotated
             ctx = self._llm.ctx
             for token in self._llm.generate(tokens, temp=0.0, top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0):
                 ptr = llama_cpp.llama_get_logits_ith(ctx, -1)

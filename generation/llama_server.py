@@ -12,7 +12,7 @@ def main() -> None:
     from llama_cpp.server.__main__ import main as serve
 
     guard_cpu_extra_buffers()
-    serve()
+    serve()  # type: ignore[no-untyped-call]  # llama_cpp.server's main has no annotations
 
 
 if __name__ == "__main__":
