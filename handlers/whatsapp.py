@@ -47,13 +47,16 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import httpx
 from pywa import utils as pywa_utils
-from pywa_async import WhatsApp
-from pywa_async import types as wa_types
+from pywa_async.client import WhatsApp
 from pywa_async.errors import PywaUnknownEnumMemberWarning, WhatsAppError
+from pywa_async.types.base_update import RawUpdate
+from pywa_async.types.callback import Button, CallbackButton, CallbackSelection
+from pywa_async.types.message import EditedMessage, Message
+from pywa_async.types.others import MessageType
 
 from handlers import texts
 from handlers.chat import ChatService, Reply, UserRef, feedback_ids, parse_feedback_id
@@ -149,15 +152,15 @@ def _str(value: Any) -> str:
 
 # --- reading a delivery ------------------------------------------------------------------------------------------
 
-_Update = wa_types.Message | wa_types.CallbackButton | wa_types.CallbackSelection | wa_types.EditedMessage
+_Update = Message | CallbackButton[str] | CallbackSelection[str] | EditedMessage  # no factory: ``data`` is the id
 _NO_METADATA = {"display_phone_number": "", "phone_number_id": ""}
 _IGNORED_TYPES = frozenset(
     {
-        wa_types.MessageType.REACTION,
-        wa_types.MessageType.SYSTEM,
-        wa_types.MessageType.REQUEST_WELCOME,
-        wa_types.MessageType.REVOKE,
-        wa_types.MessageType.INTERACTIVE,  # not a button or list reply (e.g. a flow or call-permission reply)
+        MessageType.REACTION,
+        MessageType.SYSTEM,
+        MessageType.REQUEST_WELCOME,
+        MessageType.REVOKE,
+        MessageType.INTERACTIVE,  # not a button or list reply (e.g. a flow or call-permission reply)
     }
 )
 
@@ -220,31 +223,33 @@ def _envelope(entry: dict[str, Any], value: dict[str, Any], message: dict[str, A
 def _update_class(message: dict[str, Any]) -> type[_Update]:
     msg_type = message.get("type")
     if msg_type == "edit":
-        return wa_types.EditedMessage
+        return EditedMessage
     if msg_type == "button":
-        return wa_types.CallbackButton
+        return CallbackButton
     if msg_type == "interactive":
         reply = _dict(message.get("interactive")).get("type")
         if reply == "button_reply":
-            return wa_types.CallbackButton
+            return CallbackButton
         if reply == "list_reply":
-            return wa_types.CallbackSelection
-    return wa_types.Message
+            return CallbackSelection
+    return Message
 
 
 def _typed_update(client: WhatsApp, envelope: dict[str, Any], message_id: str) -> _Update:
-    raw = wa_types.RawUpdate(json.dumps(envelope).encode(), hmac_header=None, update_hash=message_id)
+    raw = RawUpdate(json.dumps(envelope).encode(), hmac_header=None, update_hash=message_id)
     with warnings.catch_warnings():
         # a type newer than pywa becomes MessageType.UNKNOWN (and gets the text-only notice) without a warning
         warnings.simplefilter("ignore", PywaUnknownEnumMemberWarning)
-        return _update_class(envelope["entry"][0]["changes"][0]["value"]["messages"][0]).from_update(client, raw)
+        update = _update_class(envelope["entry"][0]["changes"][0]["value"]["messages"][0]).from_update(client, raw)
+        # pywa annotates from_update with its sync base class, though it builds ``cls`` (the pywa_async class here)
+        return cast(_Update, update)
 
 
 def _classify(update: _Update, raw_type: str) -> dict[str, Any]:
     """kind / text / feedback of a typed update."""
-    if isinstance(update, wa_types.EditedMessage):
+    if isinstance(update, EditedMessage):
         return _classify(update.message, raw_type)
-    if isinstance(update, wa_types.CallbackButton | wa_types.CallbackSelection):
+    if isinstance(update, CallbackButton | CallbackSelection):
         feedback = parse_feedback_id(_str(update.data))
         if feedback:
             return {"kind": "feedback", "feedback_value": feedback[0], "feedback_trace": feedback[1]}
@@ -255,8 +260,8 @@ def _classify(update: _Update, raw_type: str) -> dict[str, Any]:
         if pick:
             return {"kind": "text", "text": pick}
         return {"kind": "text", "text": title} if title else {"kind": "ignore"}
-    assert isinstance(update, wa_types.Message)
-    if update.type == wa_types.MessageType.TEXT:
+    assert isinstance(update, Message)
+    if update.type == MessageType.TEXT:
         return {"kind": "text", "text": _str(update.text)}
     if update.type in _IGNORED_TYPES or raw_type == "ephemeral":
         return {"kind": "ignore"}
@@ -283,7 +288,7 @@ def _read_message(
         return InboundMessage(message_id=message_id, sender=sender, kind="unsupported", msg_type=raw_type,
                               timestamp=sent_at, read_id=message_id)
     user = update.from_user
-    read_id = update.original_message_id if isinstance(update, wa_types.EditedMessage) else message_id
+    read_id = update.original_message_id if isinstance(update, EditedMessage) else message_id
     return InboundMessage(
         message_id=message_id,
         sender=_str(user.wa_id) or _str(user.bsuid) or sender,
@@ -397,7 +402,8 @@ class GraphClient:
         filled in order, through pywa's template API: what may go out outside the 24-hour window."""
         from pywa_async.types.templates import BodyText, TemplateLanguage
 
-        params = [BodyText.params(*[str(p)[:1024] for p in body_params])]
+        # pywa declares BodyText.params without self or @staticmethod; called on the class it takes only the values
+        params = [BodyText.params(*[str(p)[:1024] for p in body_params])]  # type: ignore[arg-type]
         sent = await self._call(lambda wa: wa.send_template(to=to, name=name, language=TemplateLanguage(language),
                                                             params=params))
         return sent.id
@@ -407,8 +413,8 @@ class GraphClient:
         ``fb:down:<trace>``); returns the message id."""
         up, down = feedback_ids(trace_id, max_bytes=BUTTON_ID_LIMIT)
         buttons = [
-            wa_types.Button(title="👍 Membantu", callback_data=up),
-            wa_types.Button(title="👎 Kurang", callback_data=down),
+            Button(title="👍 Membantu", callback_data=up),
+            Button(title="👎 Kurang", callback_data=down),
         ]
         sent = await self._call(lambda wa: wa.send_message(to=to, text=body[:1024], buttons=buttons))
         return sent.id
@@ -419,7 +425,7 @@ class GraphClient:
         choices = choices[:MAX_BUTTONS]
         ids = pick_ids(choices, max_bytes=BUTTON_ID_LIMIT)
         titles = short_titles(choices, BUTTON_TITLE_LIMIT)
-        buttons = [wa_types.Button(title=t, callback_data=data) for t, data in zip(titles, ids, strict=True)]
+        buttons = [Button(title=t, callback_data=data) for t, data in zip(titles, ids, strict=True)]
         sent = await self._call(lambda wa: wa.send_message(to=to, text=body[:BUTTON_BODY_LIMIT], buttons=buttons))
         return sent.id
 
