@@ -427,8 +427,9 @@ class ChatService:
         return Reply(self.format_status(data or {}))
 
     def format_status(self, data: dict[str, Any]) -> str:
-        index = data.get("index") if isinstance(data.get("index"), dict) else {}
-        runs = data.get("runs") if isinstance(data.get("runs"), list) else []
+        raw_index, raw_runs = data.get("index"), data.get("runs")
+        index: dict[str, Any] = raw_index if isinstance(raw_index, dict) else {}
+        runs: list[Any] = raw_runs if isinstance(raw_runs, list) else []
         version = index.get("version") or "belum ada"
         chunks = index.get("chunks")
         lines = ["Status layanan:"]

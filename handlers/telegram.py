@@ -93,7 +93,8 @@ class TelegramHandlers:
         self.metrics = metrics
         self.typing_interval = typing_interval
 
-    def register(self, application: Application) -> None:
+    def register(self, application: Application[Any, ContextTypes.DEFAULT_TYPE, Any, Any, Any, Any]) -> None:
+        # the callbacks take PTB's default context; the bot, data and job-queue types follow the builder's options
         only_new = filters.UpdateType.MESSAGE
         for name in COMMANDS:
             application.add_handler(CommandHandler(name, self.on_command, filters=only_new))

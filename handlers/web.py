@@ -168,7 +168,7 @@ class WebApi:
                                    "(python -m bot reindex) or try again") from None
         return {"query": query, "k": k, "hits": hits}
 
-    def _k(self, raw: Any) -> int:
+    def _k(self, raw: object) -> int:
         """``k`` as a whole number in 1..max_k: an int, an integral finite float, or ASCII digits; else a 400."""
         refusal = WebApiError(400, f'"k" must be a whole number between 1 and {self.max_k}')
         if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit() and len(raw.strip()) <= 6:
