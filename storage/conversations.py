@@ -40,7 +40,7 @@ def _encode(message: Message) -> str:
     return json.dumps({"role": message.role, "text": message.text, "ts": message.ts}, ensure_ascii=False)
 
 
-def _decode(raw: str) -> Message | None:
+def _decode(raw: str | bytes) -> Message | None:
     try:
         data = json.loads(raw)
         return Message(role=str(data["role"]), text=str(data["text"]), ts=float(data.get("ts", 0.0)))
@@ -126,7 +126,7 @@ class RedisConversationStore:
         if n <= 0:
             return []
         key = self.key(user_key)
-        raw = await self.guard.run(lambda: self._client.lrange(key, -n, -1), [])
+        raw: list[bytes | str] = await self.guard.run(lambda: self._client.lrange(key, -n, -1), [])
         return [m for m in (_decode(item) for item in raw) if m is not None]
 
     async def clear(self, user_key: str) -> None:

@@ -13,6 +13,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import redis.asyncio as aioredis
 
@@ -21,16 +22,18 @@ from storage.redis_guard import RedisGuard
 
 __all__ = ["MessageDeduper", "UserState"]
 
+_Value = str | int | float  # what the in-memory stores keep: dedup marks, counters, timestamps, JSON blobs
+
 
 class _TTLDict:
     """A bounded dict whose entries expire; enough for dedup keys and counters in one process."""
 
     def __init__(self, max_items: int = 50_000, clock: Callable[[], float] = time.monotonic) -> None:
-        self._data: OrderedDict[str, tuple[float, object]] = OrderedDict()
+        self._data: OrderedDict[str, tuple[float, _Value]] = OrderedDict()
         self._max = max_items
         self._clock = clock
 
-    def get(self, key: str) -> object | None:
+    def get(self, key: str) -> _Value | None:
         item = self._data.get(key)
         if item is None:
             return None
@@ -39,7 +42,7 @@ class _TTLDict:
             return None
         return item[1]
 
-    def set(self, key: str, value: object, ttl: float) -> None:
+    def set(self, key: str, value: _Value, ttl: float) -> None:
         self._data[key] = (self._clock() + ttl, value)
         self._data.move_to_end(key)
         while len(self._data) > self._max:
@@ -81,7 +84,9 @@ class MessageDeduper:
         if self._client is None:
             return self._memory_first(key)
         client = self._client
-        result = await self.guard.run(lambda: client.set(key, "1", nx=True, ex=self.ttl_seconds), "down")
+        result: bool | str | bytes | None = await self.guard.run(
+            lambda: client.set(key, "1", nx=True, ex=self.ttl_seconds), "down"
+        )
         if result == "down":
             return self._memory_first(key)
         return bool(result)
@@ -151,11 +156,11 @@ class UserState:
         key = self._key(user_key, "inbound")
         if self._client is not None:
             client = self._client
-            raw = await self.guard.run(lambda: client.get(key), "down")
+            raw: bytes | str | None = await self.guard.run(lambda: client.get(key), "down")
             if raw != "down":
                 return float(raw) if raw else None
         value = self._memory.get(key)
-        return float(value) if value is not None else None  # type: ignore[arg-type]
+        return float(value) if value is not None else None
 
     # --- last answer (for /sumber and feedback buttons) -------------------------------------------------------
     async def set_last_answer(self, user_key: str, trace_id: str, sources: list[dict[str, str]]) -> None:
@@ -166,7 +171,7 @@ class UserState:
             client = self._client
             await self.guard.run(lambda: client.set(key, blob, ex=self.ttl_seconds), None)
 
-    async def last_answer(self, user_key: str) -> dict | None:
+    async def last_answer(self, user_key: str) -> dict[str, Any] | None:  # decoded JSON, shape unchecked
         key = self._key(user_key, "last")
         raw: object = None
         if self._client is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import redis.asyncio as aioredis
 
@@ -87,9 +88,12 @@ class FeedbackStore:
                 FeedbackEntry(user_key, trace, value, ts)
                 for trace, (value, ts) in self._memory.get(user_key, {}).items()
             ]
-        raw = await self.guard.run(lambda: self._client.hgetall(self._user_key(user_key)), {})
+        client = self._client
+        raw: dict[bytes | str, bytes | str] = await self.guard.run(lambda: client.hgetall(self._user_key(user_key)), {})
+        # connect_redis sets decode_responses=True, which redis' types cannot express: the fields are str
+        votes = cast(dict[str, str], raw)
         out = []
-        for trace, blob in raw.items():
+        for trace, blob in votes.items():
             try:
                 data = json.loads(blob)
                 out.append(FeedbackEntry(user_key, trace, str(data["value"]), float(data["ts"])))
@@ -104,7 +108,8 @@ class FeedbackStore:
                 for value, _ts in votes.values():
                     totals[value] += 1
             return totals
-        raw = await self.guard.run(lambda: self._client.hgetall(self._counts_key), {})
+        client = self._client
+        raw: dict[bytes | str, bytes | str] = await self.guard.run(lambda: client.hgetall(self._counts_key), {})
         return {value: max(0, int(raw.get(value, 0) or 0)) for value in FEEDBACK_VALUES}
 
     async def delete_user(self, user_key: str) -> int:
