@@ -133,7 +133,7 @@ def check_summary(summary: str) -> str:
     return summary
 
 
-def announcement_row(draft: Any, run_id: str, status: str, now: str) -> tuple:
+def announcement_row(draft: Any, run_id: str, status: str, now: str) -> tuple[object, ...]:
     """The stored columns of a ``sync_jobs.announcements.Draft`` (any object with its fields)."""
     return (draft.key, draft.doc_id, draft.url, draft.title[:300], draft.date, check_summary(draft.summary),
             check_status(status), run_id or "", now, now, str(getattr(draft, "text", ""))[:20000])
@@ -212,7 +212,8 @@ class AnnouncementStore:
 
     def subscriptions(self, channel: str | None = None) -> list[Subscription]:
         """Every subscription (of one channel), by user key and topic."""
-        query, params = "SELECT * FROM subscriptions", ()
+        query = "SELECT * FROM subscriptions"
+        params: tuple[str, ...] = ()
         if channel is not None:
             query, params = query + " WHERE channel = ?", (channel,)
         with self._lock:
@@ -238,6 +239,7 @@ class AnnouncementStore:
                 cur = db.execute(f"INSERT OR IGNORE INTO announcements ({', '.join(ANNOUNCEMENT_COLUMNS)}) "
                                  f"VALUES ({', '.join('?' * len(ANNOUNCEMENT_COLUMNS))})", row)
                 if cur.rowcount:
+                    assert cur.lastrowid is not None  # an INSERT that added a row sets it
                     added.append(int(cur.lastrowid))
         return [a for a in (self.announcement(i) for i in added) if a is not None]
 
@@ -248,7 +250,8 @@ class AnnouncementStore:
 
     def announcements(self, *, status: str | None = None, limit: int = 50) -> list[Announcement]:
         """Newest first."""
-        query, params = "SELECT * FROM announcements", ()
+        query = "SELECT * FROM announcements"
+        params: tuple[str, ...] = ()
         if status is not None:
             query, params = query + " WHERE status = ?", (check_status(status),)
         with self._lock:
@@ -260,7 +263,7 @@ class AnnouncementStore:
         once move it once). True when it moved."""
         check_status(status)
         query = "UPDATE announcements SET status = ?, updated_at = ? WHERE id = ?"
-        params: tuple = (status, utc_now(), int(announcement_id))
+        params: tuple[str | int, ...] = (status, utc_now(), int(announcement_id))
         if expect is not None:
             query, params = query + " AND status = ?", (*params, check_status(expect))
         with self._write() as db:
