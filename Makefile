@@ -15,7 +15,7 @@ help:
 	@echo "make test   - install and run the whole test suite (unit, integration, browser, faults)"
 	@echo "make test-fast - the inner loop: unit tests with the in-memory stores, no servers (under 2 minutes)"
 	@echo "make setup  - only install (virtualenv in $(VENV))"
-	@echo "make lint   - ruff"
+	@echo "make lint   - ruff, and mypy --strict on generation/ retrieval/ handlers/"
 	@echo "make bench  - regenerate docs/benchmarks.md"
 	@echo "make eval   - regenerate docs/evaluation.md"
 	@echo "make train-reader - retrain the learned reader (about 50 minutes on 2 cores; generation/data/reader/)"
@@ -57,6 +57,7 @@ test-fast: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	$(PY) -m bench
