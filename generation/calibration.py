@@ -204,15 +204,16 @@ class Calibrator:
         x = signal_matrix(rows, self.features)
         return np.where(np.isnan(x), np.asarray(self.mean), x)
 
-    def probabilities(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+    def probabilities(self, rows: Sequence[Mapping[str, float | None]]) -> np.ndarray:
         if not rows:
             return np.zeros(0)
         return _sigmoid(self._z(self.matrix(rows)) @ np.asarray(self.weights))
 
-    def probability(self, features: Mapping[str, float]) -> float:
+    def probability(self, features: Mapping[str, float | None]) -> float:
+        """The probability that the reply is right; a signal that is None (not measured) adds nothing."""
         return float(self.probabilities([features])[0])
 
-    def answers(self, features: Mapping[str, float]) -> bool:
+    def answers(self, features: Mapping[str, float | None]) -> bool:
         return self.probability(features) >= self.threshold
 
     # -- fitting -------------------------------------------------------------------------------------------------

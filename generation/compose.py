@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from generation.answer_type import DAYS, MONTHS
 from generation.support import EvidenceSentence
 from generation.text import QUESTION_WORDS, STOPWORDS, content_words, normalize, words
-from generation.types import Source
+from generation.types import Reply, Source
 
 __all__ = [
     "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "combine_parts", "compose_answer", "disagree_by_year", "display", "newest_first",
@@ -220,21 +220,21 @@ def _cited_pieces(text: str) -> list[str]:
     return [p.strip() for p in re.findall(r"[^\[]*?\[\d+\]|[^\[]+$", text, re.DOTALL) if p.strip()]
 
 
-def combine_parts(parts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def combine_parts(parts: Sequence[tuple[str, Reply]]) -> Reply:
     """One reply to a message of several questions (generation.text.split_questions): each answered part in order
     with its citations renumbered over the merged sources, and a line for each part not found on the site. When no
     part was answered, the first part's abstention stands, as for a single question."""
-    answered = [r for _, r in parts if not r["abstained"]]
+    answered = [r for _, r in parts if not r.abstained]
     if not answered:
         return parts[0][1]
     texts: list[str] = []
     sources: list[Source] = []
     for question, r in parts:
-        if r["abstained"]:
+        if r.abstained:
             texts.append(f'Untuk pertanyaan "{question.strip()}", saya belum menemukan informasinya di situs program studi.')
             continue
         number: dict[int, int] = {}
-        for k, source in enumerate(r["sources"], 1):
+        for k, source in enumerate(r.sources, 1):
             if source not in sources:
                 sources.append(source)
             number[k] = sources.index(source) + 1
@@ -242,7 +242,7 @@ def combine_parts(parts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]
         def renumber(m: re.Match[str], number: dict[int, int] = number) -> str:
             return f"[{number.get(int(m.group(1)), int(m.group(1)))}]"
 
-        text = _CITATION.sub(renumber, r["answer"])
+        text = _CITATION.sub(renumber, r.answer)
         # what an earlier part already said (both parts found the same sentence) is not said twice
         said = {normalize(c) for t in texts for c in _cited_pieces(t)}
         pieces = _cited_pieces(text)
@@ -250,7 +250,7 @@ def combine_parts(parts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]
         if fresh:
             texts.append(" ".join(fresh) if len(fresh) < len(pieces) else text)
     first = answered[0]
-    return {**first, "answer": "\n\n".join(texts), "sources": tuple(sources),
-            "highlights": tuple(h for r in answered for h in r.get("highlights", ())),
-            "confidence": min(float(r["confidence"]) for r in answered),
-            "iterations": sum(int(r["iterations"]) for _, r in parts)}
+    return dataclasses.replace(first, answer="\n\n".join(texts), sources=tuple(sources),
+                               highlights=tuple(h for r in answered for h in r.highlights),
+                               confidence=min(float(r.confidence) for r in answered),
+                               iterations=sum(int(r.iterations) for _, r in parts))

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Answer", "Generation", "Generator", "Source", "Trace"]
+__all__ = ["Answer", "Generation", "Generator", "Reply", "Source", "Trace"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,20 @@ class Trace:
     def as_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "query": self.query, "steps": self.steps, "latency_ms": self.latency_ms,
                 "stages": self.stages}
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A settled reply inside the pipeline, before the trace and the latency make it an :class:`Answer`."""
+
+    answer: str
+    abstained: bool
+    sources: tuple[Source, ...]
+    confidence: float
+    iterations: int
+    stop_reason: str
+    highlights: tuple[str, ...] = ()  # see Answer.highlights
+    choices: tuple[str, ...] = ()  # see Answer.choices
 
 
 @dataclass(frozen=True, slots=True)

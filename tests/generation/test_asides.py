@@ -7,7 +7,7 @@ import pytest
 
 from generation.compose import combine_parts
 from generation.text import split_aside, split_questions
-from generation.types import Source
+from generation.types import Reply, Source
 
 
 @pytest.mark.parametrize(
@@ -83,8 +83,8 @@ def test_split_questions(message, parts):
 
 
 def _part(answer, *sources, abstained=False, stop="STOP_CONFIDENT"):
-    return {"answer": answer, "abstained": abstained, "sources": tuple(Source(url=u, title=u) for u in sources),
-            "confidence": 0.5, "iterations": 1, "stop_reason": stop}
+    return Reply(answer=answer, abstained=abstained, sources=tuple(Source(url=u, title=u) for u in sources),
+                 confidence=0.5, iterations=1, stop_reason=stop)
 
 
 def test_combined_reply_renumbers_citations_and_merges_sources():
@@ -92,10 +92,10 @@ def test_combined_reply_renumbers_citations_and_merges_sources():
         ("ada klub catur?", _part("Ada, Klub Catur Mahasiswa. [1] Latihan di aula. [2]", "/klub/", "/aula/")),
         ("pembinanya siapa", _part("Pembinanya Budi Santosa, M.T. [1] Ruang aula. [2]", "/dosen/", "/aula/")),
     ])
-    assert out["answer"] == ("Ada, Klub Catur Mahasiswa. [1] Latihan di aula. [2]\n\n"
+    assert out.answer == ("Ada, Klub Catur Mahasiswa. [1] Latihan di aula. [2]\n\n"
                              "Pembinanya Budi Santosa, M.T. [3] Ruang aula. [2]")
-    assert [s.url for s in out["sources"]] == ["/klub/", "/aula/", "/dosen/"]
-    assert not out["abstained"] and out["iterations"] == 2
+    assert [s.url for s in out.sources] == ["/klub/", "/aula/", "/dosen/"]
+    assert not out.abstained and out.iterations == 2
 
 
 def test_combined_reply_says_which_part_it_could_not_answer():
@@ -103,9 +103,9 @@ def test_combined_reply_says_which_part_it_could_not_answer():
         ("ada klub catur?", _part("Ada, Klub Catur Mahasiswa. [1]", "/klub/")),
         ("iurannya brp", _part("Maaf, …", abstained=True, stop="ABSTAIN_UNSUPPORTED")),
     ])
-    assert out["answer"].startswith("Ada, Klub Catur Mahasiswa. [1]\n\n")
-    assert '"iurannya brp"' in out["answer"] and "belum menemukan" in out["answer"]
-    assert not out["abstained"] and out["stop_reason"] == "STOP_CONFIDENT"
+    assert out.answer.startswith("Ada, Klub Catur Mahasiswa. [1]\n\n")
+    assert '"iurannya brp"' in out.answer and "belum menemukan" in out.answer
+    assert not out.abstained and out.stop_reason == "STOP_CONFIDENT"
     # nothing answered: the first part's abstention, as for one question
     first = _part("Maaf, … Topik terkait …", abstained=True, stop="ABSTAIN_LOW_RETRIEVAL")
     out = combine_parts([("a?", first), ("b?", _part("Maaf", abstained=True))])
@@ -115,9 +115,9 @@ def test_combined_reply_says_which_part_it_could_not_answer():
 def test_combined_reply_does_not_repeat_what_an_earlier_part_said():
     same = "Lab kimia punya 2 server GPU. [1]"
     out = combine_parts([("lab kimia ada gpu ga?", _part(same, "/lab/")), ("gpu apa", _part(same, "/lab/"))])
-    assert out["answer"] == same
+    assert out.answer == same
     out = combine_parts([
         ("ada klub catur?", _part("Klub Catur berlatih di aula. [1]", "/klub/")),
         ("pembinanya siapa", _part("Pembinanya Budi Santosa, M.T. [1] Klub Catur berlatih di aula. [2]", "/dosen/", "/klub/")),
     ])
-    assert out["answer"] == "Klub Catur berlatih di aula. [1]\n\nPembinanya Budi Santosa, M.T. [2]"
+    assert out.answer == "Klub Catur berlatih di aula. [1]\n\nPembinanya Budi Santosa, M.T. [2]"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from generation.compose import answer_label, compose_answer, disagree_by_year, newest_first
-from generation.pipeline import _is_heading
+from generation.stages.evidence import is_heading as _is_heading
 from generation.support import EvidenceSentence
 
 

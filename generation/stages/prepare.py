@@ -1,0 +1,109 @@
+"""The first two stages of both answerers: the question cleaned and normalised (a follow-up resolved with the
+conversation window), then the structured facts table, which answers constraint questions directly."""
+
+from __future__ import annotations
+
+from generation.config import StopReason
+from generation.facts_render import facts_usable, render_facts
+from generation.prompts import strip_injection
+from generation.refine import rewrite_followup
+from generation.stages.base import Abstain, StageContext, Turn, logger
+from generation.subjects import ask_back_roles
+from generation.text import split_aside, strip_clitics
+from generation.types import Reply, Source, Trace
+from retrieval.facts import FactsResult
+
+__all__ = ["FactsStage", "RewriteStage", "facts_reply"]
+
+
+def _as_typed(text: str, *, expand: bool = True) -> str:
+    """The normaliser's stand-in when normalisation is off (or the index has none)."""
+    return text.strip()
+
+
+class RewriteStage:
+    """Instruction-like sentences out, student shorthand normalised, a follow-up resolved with the window."""
+
+    name = "rewrite"
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+
+    async def run(self, turn: Turn) -> str | Abstain:
+        turn.clean = strip_injection(turn.question)
+        if turn.clean != turn.question.strip():
+            turn.trace.add("sanitize", removed=True, kept=turn.clean)
+        if not turn.clean or not any(ch.isalnum() for ch in turn.clean):
+            return Abstain(StopReason.ABSTAIN_EMPTY_QUERY)
+        question, aside = split_aside(turn.clean)
+        if aside:  # who the student is or why they ask: not words the page must hold, nor what to search for
+            turn.trace.add("aside", removed=aside, question=question)
+            turn.clean = question
+        turn.index = await self.ctx.run(self.ctx.retriever)  # IndexManager.current() may reload from disk
+        if turn.index is None:
+            return Abstain(StopReason.ABSTAIN_NO_INDEX)
+        # the follow-up is resolved on the words as typed ("-nya" points back), then normalised as a whole
+        follow = rewrite_followup(turn.clean, turn.history)
+        normalizer = getattr(turn.index, "normalize_query", None)
+        if not callable(normalizer) or not getattr(getattr(turn.index, "config", None), "query_normalization", True):
+            normalizer = _as_typed
+        resolved = follow.query if follow.rewritten else turn.clean
+        turn.normalized = normalizer(turn.clean)  # the question alone, in the site's words
+        turn.followup = follow.rewritten
+        turn.exclude = follow.exclude
+        turn.query = normalizer(resolved)  # … with the long forms of abbreviations added, for retrieval
+        # the anchors the evidence must contain: formal words only, so an added long form is not "missing"
+        turn.anchor_text = normalizer(resolved, expand=False)
+        turn.trace.add("rewrite", followup=follow.rewritten, query=turn.query, normalized=turn.normalized)
+        return "followup" if follow.rewritten else ("normalized" if turn.normalized != turn.clean else "as_typed")
+
+
+class FactsStage:
+    """The structured facts table (lecturers, courses) answers constraint questions directly."""
+
+    name = "facts"
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+
+    async def run(self, turn: Turn) -> str | Abstain:
+        facts = getattr(turn.index, "facts", None)
+        if not self.ctx.config.facts_lookup or facts is None or not hasattr(facts, "lookup"):
+            return "off"
+        try:
+            found = await self.ctx.run(facts.lookup, strip_clitics(turn.query))
+        except Exception:  # boundary: the facts table is an optional shortcut; retrieval answers without it
+            logger.warning("facts lookup failed", exc_info=True)
+            return "error"
+        rows = list(getattr(found, "rows", ()) or ()) if found else []
+        constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
+        if "ask_role" in constraints and rows:  # two or three roles hold the question's role word
+            names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
+            turn.trace.add("facts", constraints=constraints, rows=len(rows))
+            turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(names))
+            turn.result = Reply(answer=ask_back_roles(rows), abstained=False, sources=(), confidence=0.0,
+                                iterations=0, stop_reason=StopReason.ASK_BACK, choices=names)
+            return "ask_back"
+        if facts_usable(constraints, rows, turn.query):
+            turn.result = facts_reply(found, turn.trace)
+            return "answered"
+        if rows:
+            turn.trace.add("facts", skipped="name_only", constraints=constraints)
+            return "name_only"
+        return "no_rows"
+
+
+def facts_reply(found: FactsResult, trace: Trace) -> Reply:
+    """The reply a usable facts lookup gives (``found``: what ``FactsTable.lookup`` returned), its rows rendered."""
+    urls = list(dict.fromkeys(getattr(found, "urls", ()) or ()))
+    titles: dict[str, str] = {}
+    for row in getattr(found, "rows", ()) or ():
+        url = str(row.get("url", ""))
+        if url and url not in titles:
+            titles[url] = str(row.get("name") or "") if row.get("table") == "lecturers" else "Kurikulum"
+    sources = tuple(Source(url=u, title=titles.get(u) or u) for u in urls) or (Source(url="", title="Tabel fakta"),)
+    trace.add("facts", constraints=getattr(found, "constraints", {}), rows=len(getattr(found, "rows", ()) or ()))
+    trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False)
+    text = render_facts(dict(getattr(found, "constraints", {}) or {}), list(getattr(found, "rows", ()) or ()))
+    return Reply(answer=text or str(found.text).strip(), abstained=False, sources=sources, confidence=1.0,
+                 iterations=0, stop_reason=StopReason.FACTS_LOOKUP)

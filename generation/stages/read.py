@@ -1,0 +1,96 @@
+"""The learned reader's two stages: it reads the top chunks and its chunk selector decides whether to answer
+(``ReadStage``), then the reply quotes the page around the span (``QuoteStage``)."""
+
+from __future__ import annotations
+
+from generation.answer_type import is_list_question
+from generation.config import MAX_LIST_LINES, StopReason
+from generation.guards import is_template_leak
+from generation.quote import column_rows, list_lines, quote_span
+from generation.stages.base import Abstain, StageContext, Turn
+from generation.types import Reply, Source
+
+__all__ = ["QuoteStage", "ReadStage"]
+
+
+class ReadStage:
+    """The reader reads the top chunks; its best span (by calibrated probability) answers when that probability
+    reaches the model's operating threshold, else the reply is a refusal."""
+
+    name = "read"
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+
+    async def run(self, turn: Turn) -> str | Abstain:
+        hits = turn.hits[: max(1, self.ctx.config.reader_chunks)]
+        passages = [str(h.text) for h in hits]  # the chunk as the page says it (a record names its person)
+        reader = await self.ctx.run(lambda: self.ctx.reader)
+        spans = await self.ctx.run(reader.read, turn.anchor_text or turn.normalized, passages)
+        # which chunk's span answers, and how likely it is right: the reader's chunk selector (the span's margin
+        # with the chunk's retrieval score)
+        chosen = [None if sp is None else reader.chunk_probability(sp, float(h.score))
+                  for h, sp in zip(hits, spans, strict=True)]
+        turn.trace.add("read", question=turn.anchor_text, spans=[
+            None if sp is None else {"chunk_id": h.chunk_id, "rank": k, "retrieval": round(float(h.score), 4),
+                                     "span": sp.text, "start": sp.start, "end": sp.end, "score": round(sp.score, 3),
+                                     "null": round(sp.null, 3), "p_span": round(sp.p, 4), "p": round(pc or 0.0, 4)}
+            for k, (h, sp, pc) in enumerate(zip(hits, spans, chosen, strict=True))])
+        ranked = [(pc, -k, k) for k, (sp, pc) in enumerate(zip(spans, chosen, strict=True))
+                  if sp is not None and pc is not None and sp.text.strip()]
+        if not ranked:
+            return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
+        p, _, k = max(ranked)
+        turn.read_hit, turn.read_passage, turn.read_span = hits[k], passages[k], spans[k]
+        turn.p_correct = p
+        threshold = self.ctx.config.reader_threshold
+        if threshold is None:
+            threshold = reader.config.threshold
+        answer = self.ctx.config.abstention == "off" or p >= threshold
+        turn.trace.add("reader_gate", p=round(p, 4), threshold=round(threshold, 4),
+                       decision="answer" if answer else "abstain")
+        if not answer:
+            return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
+        return f"answer p={p:.2f}"
+
+
+class QuoteStage:
+    """The reply quotes the page around the span (its sentence, or its table row whole) with the span marked. A
+    list question gets the page's list: each table row's name with the span's column, or the lines from the
+    span's sentence on (generation.quote)."""
+
+    name = "finalize"
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+
+    async def run(self, turn: Turn) -> str | Abstain:
+        hit, span, passage = turn.read_hit, turn.read_span, turn.read_passage
+        assert hit is not None and span is not None  # the read stage abstains without a span
+        listing = self.ctx.config.list_columns and is_list_question(turn.normalized)
+        rows = column_rows(passage, span.start) if listing else None
+        lines = None if rows or not listing else list_lines(passage, span.start, MAX_LIST_LINES,
+                                                             self.ctx.config.max_answer_chars)
+        highlights: tuple[str, ...] = ()
+        if rows:
+            text = "\n".join(f"- {line}" for line in rows[:MAX_LIST_LINES])
+            turn.trace.add("quote", kind="column", rows=len(rows))
+        elif lines:
+            text = "\n".join(lines)
+            marked = " ".join(span.text.split())
+            highlights = (marked,) if marked and marked in text else ()
+            turn.trace.add("quote", kind="list", lines=len(lines))
+        else:
+            quote = quote_span(passage, span.start, span.end)
+            text, highlights = quote.text, quote.highlights
+            turn.trace.add("quote", kind="span", span=span.text, quote=text)
+        if is_template_leak(text) or not any(ch.isalnum() for ch in text):
+            turn.trace.add("final_guard", reason="template_leak")
+            return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
+        text = f"{text} [1]"
+        sources = (Source(url=hit.url, title=hit.title or hit.url),)
+        turn.trace.add("final", stop_reason=StopReason.READER_SPAN, abstained=False, sources=[hit.url])
+        turn.result = Reply(answer=text, abstained=False, sources=sources,
+                            confidence=round(float(turn.p_correct or 0.0), 4), iterations=0,
+                            stop_reason=StopReason.READER_SPAN, highlights=highlights)
+        return StopReason.READER_SPAN

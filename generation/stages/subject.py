@@ -1,0 +1,126 @@
+"""The subject of a follow-up that names none (generation/subjects.py): the entity the last reply named, an
+ask-back between two or three, or the study program itself; and the student's pick after an ask-back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from generation.config import StopReason
+from generation.refine import rewrite_followup
+from generation.stages.base import StageContext
+from generation.subjects import MAX_CHOICES, Entity, Inventory, is_ask_back, pick, refer
+from generation.text import ALL_OF_THEM, strip_clitics
+from generation.types import Reply, Source, Trace
+
+if TYPE_CHECKING:
+    from retrieval.search import SearchIndex
+
+__all__ = ["Subject", "SubjectResolver"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """A follow-up resolved to its subject: the standalone question(s) to answer, or the entities to ask back
+    between (``ask``, with the follow-up ``asked``); ``note`` goes before the answer (the prodi instead)."""
+
+    queries: list[str]
+    ask: tuple[Entity, ...] = ()
+    asked: str = ""
+    note: str = ""
+    result: Reply | None = None  # settled already (the prodi's field from its contact page)
+
+
+def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
+    """(user message, the reply to it) pairs of the window, oldest first."""
+    pairs: list[tuple[str, str]] = []
+    pending: str | None = None
+    for m in history:
+        role, text = getattr(m, "role", ""), str(getattr(m, "text", ""))
+        if role == "user":
+            pending = text
+        elif role == "assistant" and pending is not None:
+            pairs.append((pending, text))
+            pending = None
+    return pairs
+
+
+def _about(question: str, entity: Entity) -> str:
+    """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono?"."""
+    return f"{question.strip().rstrip('?').strip()} {entity.plain}?"
+
+
+class SubjectResolver:
+    """Resolves a follow-up's subject from the conversation window (no state between turns)."""
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+
+    async def resolve(self, question: str, history: list[Any], trace: Trace) -> Subject | None:
+        """What a follow-up that names no subject refers to, from the entities the last reply named; None when
+        the message stands alone, or the word-level rewrite in the rewrite stage should resolve it."""
+        index = await self.ctx.run(self.ctx.retriever)
+        if index is None or not callable(getattr(index, "normalize_query", None)):
+            return None
+        pairs = _exchanges(history)
+        if not pairs:
+            return None
+        inventory = await self.ctx.run(Inventory.of, index)
+
+        def formal(text: str) -> str:
+            return str(index.normalize_query(text, expand=False))
+
+        def expanded(text: str) -> str:
+            return str(index.normalize_query(text))
+
+        asked, reply = pairs[-1]
+        if is_ask_back(reply):  # the student answers our ask-back: which one they chose
+            offered, context = await self._offered(index, inventory, pairs, expanded, formal)
+            chosen = pick(question, offered, context, inventory, expanded, both=ALL_OF_THEM) if offered else ()
+            trace.add("subject", decision="pick", chosen=[e.name for e in chosen], offered=[e.name for e in offered])
+            if not chosen:
+                return None
+            return Subject([_about(formal(asked), e) for e in chosen])
+        if not rewrite_followup(question, history).about_subject:
+            return None
+        ref = refer(question, asked, reply, inventory, formal, expanded)
+        trace.add("subject", decision="refer", kind=ref.kind, why=ref.why, attribute=list(ref.attribute),
+                  entities=[e.name for e in ref.entities])
+        if ref.kind == "carry":
+            return Subject([_about(formal(question), ref.entities[0])])
+        if ref.kind == "ask":
+            return Subject([], ask=ref.entities, asked=question)
+        if ref.kind == "prodi":
+            names = ", ".join(e.name for e in ref.entities[:MAX_CHOICES])
+            note = f"Informasi itu tidak tercantum untuk {names}. Untuk program studi:"
+            contact = await self.ctx.contact_url(index)
+            page = inventory.page(contact) if contact else None
+            line = inventory.field(page, frozenset(ref.attribute)) if page is not None else None
+            if page is not None and line:  # the prodi's own record: its contact page's field
+                trace.add("final", stop_reason=StopReason.STOP_CONFIDENT, abstained=False, sources=[page.url])
+                return Subject([], result=Reply(answer=f"{note}\n{line} [1]", abstained=False,
+                                                sources=(Source(url=page.url, title=page.name),), confidence=1.0,
+                                                iterations=0, stop_reason=StopReason.STOP_CONFIDENT))
+            return Subject([f"{formal(question).rstrip(' ?')} program studi?"], note=note)
+        return None
+
+    async def _offered(self, index: SearchIndex, inventory: Inventory, pairs: list[tuple[str, str]],
+                       expanded: Callable[[str], str], formal: Callable[[str], str]) -> tuple[tuple[Entity, ...], str]:
+        """The candidates the last ask-back offered, found again the way they were found (the pipeline keeps no
+        state between turns), and the text to match a typed pick against: the follow-up's reply before it, or,
+        for a role word several people's roles share (an e-mail of "the coordinator"), the ask-back's own lines."""
+        asked, reply = pairs[-1]
+        if len(pairs) >= 2:
+            before, before_reply = pairs[-2]
+            ref = refer(asked, before, before_reply, inventory, formal, expanded)
+            if ref.kind == "ask":
+                return ref.entities, before_reply
+        facts = getattr(index, "facts", None)
+        if facts is None or not hasattr(facts, "lookup"):
+            return (), reply
+        found = await self.ctx.run(facts.lookup, strip_clitics(expanded(asked)))
+        if "ask_role" not in (getattr(found, "constraints", {}) or {}):
+            return (), reply
+        pages = [inventory.page(str(r.get("url", ""))) for r in getattr(found, "rows", ()) or ()]
+        return tuple(p for p in pages if p is not None), reply
