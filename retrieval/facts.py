@@ -163,6 +163,140 @@ class _Lecturer:
     name_tokens: frozenset[str]
 
 
+def _lecturer_row(lec: _Lecturer, field_name: str, value: str) -> dict[str, object]:
+    """One lecturer field as a result row."""
+    return {"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url, "field": field_name,
+            "value": value}
+
+
+def _area_terms(words: list[str]) -> list[str]:
+    """The area a question asks about after its first area keyword ("bidang X", "keahlian X", ...): its content
+    words that are no area keyword, lecturer word or generic word; empty without an area keyword."""
+    for i, w in enumerate(words):
+        if w in _FIELD_KEYWORDS:
+            return [t for t in _content(words[i + 1 :])
+                    if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS and t not in _GENERIC]
+    return []
+
+
+class _RoleMatcher:
+    """Finds the lecturers a question names by a role they hold ("siapa ketua program studi?", "email kaprodi"):
+    the field values ("Jabatan: Ketua Program Studi") whose words the question uses."""
+
+    def __init__(self, lecturers: Sequence[_Lecturer], value_words: frozenset[str]) -> None:
+        self.lecturers = lecturers
+        # every word some lecturer field's value uses: a question word outside it names no role ("mau", "dong")
+        self.value_words = value_words
+
+    def role_fields(self, words: list[str], wanted: Sequence[str]
+                    ) -> tuple[set[str], list[tuple[_Lecturer, str, str, set[str]]]]:
+        """The question's distinctive words (:meth:`distinctive`) and every lecturer field that could name a role
+        (not the name, not a field the question asks for), with its value's content words; nothing when the
+        question neither asks who nor asks for a field."""
+        distinctive = set(self.distinctive(words, wanted))
+        if not distinctive or not (set(words) & _PERSON_ASKED or wanted):
+            return set(), []
+        fields = [(lec, f, v, set(_content(_words(v)))) for lec in self.lecturers for f, v in lec.fields
+                  if _norm(f).strip() not in {"nama", "name"} and f not in wanted]
+        return distinctive, [x for x in fields if x[3]]
+
+    def by_role(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
+        """The field values that name a role the question asks about: every word of the value is in the question
+        ("Jabatan: Ketua Program Studi" for "siapa ketua program studi"), and it shares a word with the question
+        that is neither generic ("program", "studi") nor a lecturer word ("dosen", "lektor"). Each value must be
+        held by one lecturer (a rank several hold is not a role), and a question may name up to three roles ("kaprodi
+        sama sekprodi siapa?"). The question asks who (or for a field of the person)."""
+        distinctive, fields = self.role_fields(words, wanted)
+        wset = set(words)
+        found = [_lecturer_row(lec, f, v) for lec, f, v, value in fields if value <= wset and value & distinctive]
+        holders: dict[str, set[object]] = {}
+        for r in found:
+            holders.setdefault(_norm(str(r["value"])), set()).add(r["doc_id"])
+        if not found or len(holders) > 3 or any(len(ids) > 1 for ids in holders.values()):
+            return []
+        return found
+
+    def distinctive(self, words: list[str], wanted: Sequence[str]) -> list[str]:
+        """The question's words that may name a role: content words some field value uses that are neither
+        generic, a lecturer word, a word asking for a person, nor the name of a field it asks for."""
+        return list(dict.fromkeys(w for w in _content(words) if w in self.value_words and w not in _GENERIC
+                                  and w not in _LECTURER_WORDS and w not in _PERSON_ASKED
+                                  and not any(w in _words(f) for f in wanted)))
+
+    def roles_within(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
+        """The role values that hold every distinctive word of the question and say more ("koordinator" →
+        "Koordinator Skripsi", "Koordinator Kerja Praktik"), when two or three people hold them: the candidates of
+        an ask-back. More are a list, one is no ambiguity (:meth:`by_role` takes an exact one). A value of more than
+        six words is prose, not a role. Only for a question that asks for a field of the person ("email
+        koordinator"): "ketua hmj siapa?" shares "ketua" with lecturers' roles but asks about someone the table
+        does not hold, and a wrong ask-back there is worse than no answer."""
+        if not wanted:
+            return []
+        distinctive, fields = self.role_fields(words, wanted)
+        wset = set(words)
+        found: list[dict[str, object]] = []
+        for lec, f, v, value in fields:
+            if distinctive <= value and not value <= wset and len(value) <= 6 and \
+                    all(r["doc_id"] != lec.doc_id for r in found):
+                found.append(_lecturer_row(lec, f, v))
+        return found if 2 <= len(found) <= 3 else []
+
+
+# --- rendering -----------------------------------------------------------------------------------------------------
+def _result(rows: list[dict[str, object]], constraints: dict[str, object], text: str) -> FactsResult:
+    doc_ids = tuple(dict.fromkeys(str(r["doc_id"]) for r in rows))
+    urls = tuple(dict.fromkeys(str(r["url"]) for r in rows if r.get("url")))
+    return FactsResult(tuple(rows), constraints, text, doc_ids, urls)
+
+
+def _sources(rows: Sequence[dict[str, object]]) -> str:
+    urls = list(dict.fromkeys(str(r["url"]) for r in rows if r.get("url")))
+    return f" Sumber: {', '.join(urls[:5])}" if urls else ""
+
+
+def _render_role(rows: Sequence[dict[str, object]]) -> str:
+    return "; ".join(f"{r['value']}: {r['name']}" for r in rows) + "."
+
+
+def _render_courses(rows: list[dict[str, object]], constraints: dict[str, object]) -> str:
+    parts = []
+    if "semester" in constraints:
+        parts.append(f"semester {constraints['semester']}")
+    if "sks" in constraints:
+        parts.append(f"{constraints['sks']} SKS")
+    if "kind" in constraints:
+        parts.append(str(constraints["kind"]))
+    if "code" in constraints or "name" in constraints:
+        parts.append(str(constraints.get("name") or constraints.get("code")).upper() if "code" in constraints
+                     else str(constraints["name"]))
+    label = ", ".join(parts)
+    if not rows:
+        return f"Tidak ada mata kuliah yang cocok dengan kriteria ({label}) di data kurikulum."
+    items = "; ".join(
+        f"{r['code']} {r['name']} ({r['sks']} SKS, semester {r['semester']}, {r['kind']})" for r in rows[:15]
+    )
+    more = f" dan {len(rows) - 15} lainnya" if len(rows) > 15 else ""
+    return f"Mata kuliah ({label}): {items}{more}.{_sources(rows)}"
+
+
+def _render_person(people: Sequence[_Lecturer], rows: list[dict[str, object]], specific: bool) -> str:
+    if not rows:
+        return f"Data untuk {people[0].name} tidak memuat informasi tersebut."
+    chunks = []
+    for lec in people[:3]:
+        mine = [r for r in rows if r["doc_id"] == lec.doc_id]
+        if mine:
+            chunks.append(f"{lec.name}: " + "; ".join(f"{r['field']}: {r['value']}" for r in mine[:8]))
+    return ". ".join(chunks) + "." + _sources(rows)
+
+
+def _render_area(area: str, rows: list[dict[str, object]]) -> str:
+    if not rows:
+        return f"Tidak ada dosen dengan bidang \"{area}\" di data dosen."
+    names = "; ".join(f"{r['name']} ({r['value']})" for r in rows[:15])
+    return f"Dosen dengan bidang \"{area}\": {names}.{_sources(rows)}"
+
+
 class FactsTable:
     """The facts of one index version, loaded into memory from its SQLite file (small: hundreds of rows)."""
 
@@ -174,6 +308,7 @@ class FactsTable:
         # every word some lecturer field's value uses: a question word outside it names no role ("mau", "dong")
         self._value_words = frozenset(w for lec in self.lecturers for f, v in lec.fields
                                       if _norm(f).strip() not in {"nama", "name"} for w in _words(v))
+        self._roles = _RoleMatcher(self.lecturers, self._value_words)
 
     @classmethod
     def load(cls, path: Path) -> FactsTable:
@@ -250,7 +385,7 @@ class FactsTable:
             if "name" in constraints and _norm(str(c["name"])) != _norm(str(constraints["name"])):
                 continue
             rows.append({"table": "courses", **c})
-        return self._result(rows, constraints, self._render_courses(rows, constraints))
+        return _result(rows, constraints, _render_courses(rows, constraints))
 
     def _course_reference(self, q: str) -> dict[str, object]:
         """The course a question names: ``{"code": "if301"}`` for a known code, else ``{"name": ...}`` for the
@@ -315,50 +450,24 @@ class FactsTable:
         constraints: dict[str, object] = {"teaches": str(course["name"])}
         names = "; ".join(str(r["name"]) for r in rows[:15])
         end = "" if names.endswith(".") else "."
-        return self._result(rows, constraints, f"Dosen pengampu {course['name']}: {names}{end}{self._sources(rows)}")
+        return _result(rows, constraints, f"Dosen pengampu {course['name']}: {names}{end}{_sources(rows)}")
 
     def _lookup_lecturers(self, q: str, words: list[str]) -> FactsResult:
-        constraints: dict[str, object] = {}
         wset = set(words)
-        # a person: the lecturers sharing the most distinctive name tokens with the question
-        best, best_overlap = [], 0
-        for lec in self.lecturers:
-            overlap = len(lec.name_tokens & wset - self._name_stop)
-            if overlap > best_overlap:
-                best, best_overlap = [lec], overlap
-            elif overlap and overlap == best_overlap:
-                best.append(lec)
-        people = best if best_overlap else []
+        people = self._people_named(wset)
         # an attribute: a field name mentioned in the question ("email", "NIP", "jabatan", ...)
         wanted = [f for f in self.field_names if _names_field(f, wset) and not set(_words(f)) & set(_FIELD_KEYWORDS)]
-        # an area: "bidang X", "keahlian X", ...
-        area_terms: list[str] = []
-        for i, w in enumerate(words):
-            if w in _FIELD_KEYWORDS:
-                area_terms = [t for t in _content(words[i + 1 :])
-                              if t not in _FIELD_KEYWORDS and t not in _LECTURER_WORDS and t not in _GENERIC]
-                break
+        area_terms = _area_terms(words)  # an area: "bidang X", "keahlian X", ...
         if not people and not area_terms:  # named by their role ("siapa ketua program studi?", "email kaprodi")
-            held = self._by_role(words, wanted)
-            if not held:
-                within = self._roles_within(words, wanted)
-                if within:  # two or three roles hold the question's role word: asked which
-                    return self._result(within, {"ask_role": " ".join(self._distinctive(words, wanted)),
-                                                 "field": list(wanted)}, self._render_role(within))
-            if held and not wanted:
-                return self._result(held, {"role": "; ".join(str(r["value"]) for r in held)}, self._render_role(held))
-            people = list(dict.fromkeys(p for p in self.lecturers for r in held if r["doc_id"] == p.doc_id))
-            if people:
-                held_rows: list[dict[str, object]] = [
-                    {"table": "lecturers", "doc_id": p.doc_id, "name": p.name, "url": p.url, "field": f, "value": v}
-                    for p in people for f, v in p.fields if f in wanted]
-                return self._result(held_rows, {"name": [p.name for p in people], "field": wanted},
-                                    self._render_person(people, held_rows, True))
+            by_role = self._lookup_by_role(words, wanted)
+            if by_role is not None:
+                return by_role
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
             wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys) or _names_field(f, wset)]
         if people and not wanted:
             wanted = self._fields_by_value(people, wset)
+        constraints: dict[str, object] = {}
         if people:
             constraints["name"] = [p.name for p in people]
         if wanted:
@@ -367,86 +476,53 @@ class FactsTable:
             constraints["bidang"] = " ".join(area_terms)
         if not constraints or (set(constraints) == {"field"}):
             return FactsResult()
-        rows: list[dict[str, object]] = []
         if people:
-            for lec in people:
-                chosen = [(f, v) for f, v in lec.fields if f in wanted] if wanted else list(lec.fields)
-                for f, v in chosen:
-                    rows.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
-                                 "field": f, "value": v})
-            text = self._render_person(people, rows, bool(wanted))
-        else:
-            area = set(area_terms)
-            for lec in self.lecturers:
-                for f, v in lec.fields:
-                    if any(k in _norm(f) for k in _FIELD_KEYWORDS) and area <= set(_words(v)):
-                        rows.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
-                                     "field": f, "value": v})
-                        break
-            text = self._render_area(str(constraints["bidang"]), rows)
-        return self._result(rows, constraints, text)
+            rows = [_lecturer_row(lec, f, v) for lec in people for f, v in lec.fields if not wanted or f in wanted]
+            return _result(rows, constraints, _render_person(people, rows, bool(wanted)))
+        rows = self._in_area(set(area_terms))
+        return _result(rows, constraints, _render_area(str(constraints["bidang"]), rows))
 
-    def _role_fields(self, words: list[str], wanted: Sequence[str]
-                     ) -> tuple[set[str], list[tuple[_Lecturer, str, str, set[str]]]]:
-        """The question's distinctive words (``_distinctive``) and every lecturer field that could name a role
-        (not the name, not a field the question asks for), with its value's content words; nothing when the
-        question neither asks who nor asks for a field."""
-        distinctive = set(self._distinctive(words, wanted))
-        if not distinctive or not (set(words) & _PERSON_ASKED or wanted):
-            return set(), []
-        fields = [(lec, f, v, set(_content(_words(v)))) for lec in self.lecturers for f, v in lec.fields
-                  if _norm(f).strip() not in {"nama", "name"} and f not in wanted]
-        return distinctive, [x for x in fields if x[3]]
+    def _people_named(self, wset: set[str]) -> list[_Lecturer]:
+        """A person: the lecturers sharing the most distinctive name tokens with the question (none: empty)."""
+        best: list[_Lecturer] = []
+        best_overlap = 0
+        for lec in self.lecturers:
+            overlap = len(lec.name_tokens & wset - self._name_stop)
+            if overlap > best_overlap:
+                best, best_overlap = [lec], overlap
+            elif overlap and overlap == best_overlap:
+                best.append(lec)
+        return best if best_overlap else []
 
-    @staticmethod
-    def _role_row(lec: _Lecturer, field_name: str, value: str) -> dict[str, object]:
-        return {"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url, "field": field_name,
-                "value": value}
+    def _lookup_by_role(self, words: list[str], wanted: list[str]) -> FactsResult | None:
+        """The answer for a question that names lecturers by the roles they hold: the role holders, their
+        ``wanted`` fields, or an ask-back among two or three roles that hold the question's role word; None when
+        no role matches."""
+        held = self._roles.by_role(words, wanted)
+        if not held:
+            within = self._roles.roles_within(words, wanted)
+            if within:  # two or three roles hold the question's role word: asked which
+                return _result(within, {"ask_role": " ".join(self._roles.distinctive(words, wanted)),
+                                        "field": list(wanted)}, _render_role(within))
+        if held and not wanted:
+            return _result(held, {"role": "; ".join(str(r["value"]) for r in held)}, _render_role(held))
+        people = list(dict.fromkeys(p for p in self.lecturers for r in held if r["doc_id"] == p.doc_id))
+        if not people:
+            return None
+        held_rows = [_lecturer_row(p, f, v) for p in people for f, v in p.fields if f in wanted]
+        return _result(held_rows, {"name": [p.name for p in people], "field": wanted},
+                       _render_person(people, held_rows, True))
 
-    def _by_role(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
-        """The field values that name a role the question asks about: every word of the value is in the question
-        ("Jabatan: Ketua Program Studi" for "siapa ketua program studi"), and it shares a word with the question
-        that is neither generic ("program", "studi") nor a lecturer word ("dosen", "lektor"). Each value must be
-        held by one lecturer (a rank several hold is not a role), and a question may name up to three roles ("kaprodi
-        sama sekprodi siapa?"). The question asks who (or for a field of the person)."""
-        distinctive, fields = self._role_fields(words, wanted)
-        wset = set(words)
-        found = [self._role_row(lec, f, v) for lec, f, v, value in fields if value <= wset and value & distinctive]
-        holders: dict[str, set[object]] = {}
-        for r in found:
-            holders.setdefault(_norm(str(r["value"])), set()).add(r["doc_id"])
-        if not found or len(holders) > 3 or any(len(ids) > 1 for ids in holders.values()):
-            return []
-        return found
-
-    def _distinctive(self, words: list[str], wanted: Sequence[str]) -> list[str]:
-        """The question's words that may name a role: content words some field value uses that are neither
-        generic, a lecturer word, a word asking for a person, nor the name of a field it asks for."""
-        return list(dict.fromkeys(w for w in _content(words) if w in self._value_words and w not in _GENERIC
-                                  and w not in _LECTURER_WORDS and w not in _PERSON_ASKED
-                                  and not any(w in _words(f) for f in wanted)))
-
-    def _roles_within(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
-        """The role values that hold every distinctive word of the question and say more ("koordinator" →
-        "Koordinator Skripsi", "Koordinator Kerja Praktik"), when two or three people hold them: the candidates of
-        an ask-back. More are a list, one is no ambiguity (``_by_role`` takes an exact one). A value of more than
-        six words is prose, not a role. Only for a question that asks for a field of the person ("email
-        koordinator"): "ketua hmj siapa?" shares "ketua" with lecturers' roles but asks about someone the table
-        does not hold, and a wrong ask-back there is worse than no answer."""
-        if not wanted:
-            return []
-        distinctive, fields = self._role_fields(words, wanted)
-        wset = set(words)
-        found: list[dict[str, object]] = []
-        for lec, f, v, value in fields:
-            if distinctive <= value and not value <= wset and len(value) <= 6 and \
-                    all(r["doc_id"] != lec.doc_id for r in found):
-                found.append(self._role_row(lec, f, v))
-        return found if 2 <= len(found) <= 3 else []
-
-    @staticmethod
-    def _render_role(rows: Sequence[dict[str, object]]) -> str:
-        return "; ".join(f"{r['value']}: {r['name']}" for r in rows) + "."
+    def _in_area(self, area: set[str]) -> list[dict[str, object]]:
+        """Per lecturer, the first area field (bidang, keahlian, riset, ...) whose value holds every word of
+        ``area``."""
+        rows: list[dict[str, object]] = []
+        for lec in self.lecturers:
+            for f, v in lec.fields:
+                if any(k in _norm(f) for k in _FIELD_KEYWORDS) and area <= set(_words(v)):
+                    rows.append(_lecturer_row(lec, f, v))
+                    break
+        return rows
 
     def _fields_by_value(self, people: Sequence[_Lecturer], wset: set[str]) -> list[str]:
         """The field whose value holds a word of the question that is no part of the name ("pak X S2 nya dimana"
@@ -464,51 +540,3 @@ class FactsTable:
             return []
         found = list(dict.fromkeys(f for f, words in valued if probe & words and _norm(f).strip() not in {"nama", "name"}))
         return found if len(found) <= 2 else []
-
-    # --- rendering -------------------------------------------------------------------------------------------
-    @staticmethod
-    def _result(rows: list[dict[str, object]], constraints: dict[str, object], text: str) -> FactsResult:
-        doc_ids = tuple(dict.fromkeys(str(r["doc_id"]) for r in rows))
-        urls = tuple(dict.fromkeys(str(r["url"]) for r in rows if r.get("url")))
-        return FactsResult(tuple(rows), constraints, text, doc_ids, urls)
-
-    @staticmethod
-    def _sources(rows: Sequence[dict[str, object]]) -> str:
-        urls = list(dict.fromkeys(str(r["url"]) for r in rows if r.get("url")))
-        return f" Sumber: {', '.join(urls[:5])}" if urls else ""
-
-    def _render_courses(self, rows: list[dict[str, object]], constraints: dict[str, object]) -> str:
-        parts = []
-        if "semester" in constraints:
-            parts.append(f"semester {constraints['semester']}")
-        if "sks" in constraints:
-            parts.append(f"{constraints['sks']} SKS")
-        if "kind" in constraints:
-            parts.append(str(constraints["kind"]))
-        if "code" in constraints or "name" in constraints:
-            parts.append(str(constraints.get("name") or constraints.get("code")).upper() if "code" in constraints
-                         else str(constraints["name"]))
-        label = ", ".join(parts)
-        if not rows:
-            return f"Tidak ada mata kuliah yang cocok dengan kriteria ({label}) di data kurikulum."
-        items = "; ".join(
-            f"{r['code']} {r['name']} ({r['sks']} SKS, semester {r['semester']}, {r['kind']})" for r in rows[:15]
-        )
-        more = f" dan {len(rows) - 15} lainnya" if len(rows) > 15 else ""
-        return f"Mata kuliah ({label}): {items}{more}.{self._sources(rows)}"
-
-    def _render_person(self, people: Sequence[_Lecturer], rows: list[dict[str, object]], specific: bool) -> str:
-        if not rows:
-            return f"Data untuk {people[0].name} tidak memuat informasi tersebut."
-        chunks = []
-        for lec in people[:3]:
-            mine = [r for r in rows if r["doc_id"] == lec.doc_id]
-            if mine:
-                chunks.append(f"{lec.name}: " + "; ".join(f"{r['field']}: {r['value']}" for r in mine[:8]))
-        return ". ".join(chunks) + "." + self._sources(rows)
-
-    def _render_area(self, area: str, rows: list[dict[str, object]]) -> str:
-        if not rows:
-            return f"Tidak ada dosen dengan bidang \"{area}\" di data dosen."
-        names = "; ".join(f"{r['name']} ({r['value']})" for r in rows[:15])
-        return f"Dosen dengan bidang \"{area}\": {names}.{self._sources(rows)}"
