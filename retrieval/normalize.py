@@ -323,6 +323,72 @@ class _Tok:
     plain: bool = True  # only letters
 
 
+def _tokenize(text: str) -> list[_Tok]:
+    """The tokens of ``text`` in order: URLs and e-mail addresses as protected tokens, then the words."""
+    blocked: list[tuple[int, int]] = []
+    for rx in (_URL, _EMAIL):
+        for m in rx.finditer(text):
+            if not any(s < m.end() and m.start() < e for s, e in blocked):
+                blocked.append((m.start(), m.end()))
+    toks: list[_Tok] = []
+    for s, e in blocked:
+        toks.append(_Tok(s, e, text[s:e], text[s:e].lower(), protected=True, plain=False))
+    for m in _TOKEN.finditer(text):
+        if any(s < m.end() and m.start() < e for s, e in blocked):
+            continue
+        word = m.group(0)
+        if word.endswith(".") and not re.search(r"[.][^\W_]", word):
+            word = word[:-1]  # a full stop after a word ends the sentence; "S.Kom." keeps its dot
+        toks.append(_Tok(m.start(), m.start() + len(word), word, word.lower(),
+                         plain=word.isalpha()))
+    toks.sort(key=lambda t: t.start)
+    return toks
+
+
+def _render(text: str, toks: list[_Tok], added: dict[int, list[str]]) -> str:
+    """``text`` with each token's replacement and the phrases added after it, spacing and punctuation tidied."""
+    parts: list[str] = []
+    pos = 0
+    for i, tok in enumerate(toks):
+        parts.append(text[pos : tok.start])
+        parts.append(tok.text if tok.out is None else tok.out)
+        for phrase in added.get(i, ()):
+            parts.append(" " + phrase)
+        pos = tok.end
+    parts.append(text[pos:])
+    out = "".join(parts)
+    out = re.sub(r"\s+", " ", out)
+    out = re.sub(r"\s+([?!.,;:])", r"\1", out)
+    out = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", out)
+    out = re.sub(r"^[\s,;:.!]+", "", out)
+    out = re.sub(r"[,;:]\s*([?!.])", r"\1", out).strip()
+    return out or text
+
+
+def _single_slip(word: str, vocabulary: Mapping[str, int]) -> str | None:
+    """The one known word of at least four letters a single typing slip away from ``word`` (one letter omitted,
+    one too many, two neighbours swapped, or for seven letters or more one mistyped letter other than the first),
+    the most frequent when several are; None when none is or the two most frequent tie."""
+    candidates = set()
+    for k in range(len(word) + 1):  # one letter omitted
+        for ch in _ALPHABET:
+            candidates.add(word[:k] + ch + word[k:])
+    for k in range(len(word)):  # one letter too many
+        candidates.add(word[:k] + word[k + 1 :])
+    for k in range(len(word) - 1):  # two neighbours swapped
+        candidates.add(word[:k] + word[k + 1] + word[k] + word[k + 2 :])
+    if len(word) >= 7:  # one letter mistyped, not the first ("pendaftarun" → "pendaftaran")
+        for k in range(1, len(word)):
+            for ch in _ALPHABET:
+                candidates.add(word[:k] + ch + word[k + 1 :])
+    candidates.discard(word)
+    found = sorted(((vocabulary.get(c, 0), c) for c in candidates
+                    if c in vocabulary and len(c) >= 4), reverse=True)
+    if not found or (len(found) > 1 and found[0][0] == found[1][0]):
+        return None
+    return found[0][1]
+
+
 class QueryNormalizer:
     """Normalises informal queries for one site. ``vocabulary`` maps the index's BM25 terms to their document
     frequency (empty: no site → only function-word mappings apply and there is no typo correction); ``stem``
@@ -413,7 +479,7 @@ class QueryNormalizer:
         text = " ".join(unicodedata.normalize("NFKC", text or "").split())
         if not text:
             return ""
-        toks = self._tokens(text)
+        toks = _tokenize(text)
         if not toks:
             return text
         present = " " + " ".join(t.lower.rstrip(".") for t in toks) + " "
@@ -436,27 +502,7 @@ class QueryNormalizer:
             if tok.protected or tok.out == "":
                 continue
             self._word(text, toks, i, add, anchors=not expand)
-        return self._render(text, toks, added)
-
-    def _tokens(self, text: str) -> list[_Tok]:
-        blocked: list[tuple[int, int]] = []
-        for rx in (_URL, _EMAIL):
-            for m in rx.finditer(text):
-                if not any(s < m.end() and m.start() < e for s, e in blocked):
-                    blocked.append((m.start(), m.end()))
-        toks: list[_Tok] = []
-        for s, e in blocked:
-            toks.append(_Tok(s, e, text[s:e], text[s:e].lower(), protected=True, plain=False))
-        for m in _TOKEN.finditer(text):
-            if any(s < m.end() and m.start() < e for s, e in blocked):
-                continue
-            word = m.group(0)
-            if word.endswith(".") and not re.search(r"[.][^\W_]", word):
-                word = word[:-1]  # a full stop after a word ends the sentence; "S.Kom." keeps its dot
-            toks.append(_Tok(m.start(), m.start() + len(word), word, word.lower(),
-                             plain=word.isalpha()))
-        toks.sort(key=lambda t: t.start)
-        return toks
+        return _render(text, toks, added)
 
     def _names(self, toks: list[_Tok], add: Callable[[int, str], None]) -> None:
         """Lecturer name variants (longest first); the tokens become protected and the full name is added."""
@@ -600,48 +646,10 @@ class QueryNormalizer:
                 return form
         # 5. one typing slip against the site's vocabulary
         if self.typo_correction and len(one) >= 5 and not is_dictionary_word(one):  # "kuota" is no slip of "kota"
-            fixed = self._typo(one)
+            fixed = _single_slip(one, self.vocabulary)
             if fixed:
                 return fixed
         return one if one != word else None
-
-    def _typo(self, word: str) -> str | None:
-        candidates = set()
-        for k in range(len(word) + 1):  # one letter omitted
-            for ch in _ALPHABET:
-                candidates.add(word[:k] + ch + word[k:])
-        for k in range(len(word)):  # one letter too many
-            candidates.add(word[:k] + word[k + 1 :])
-        for k in range(len(word) - 1):  # two neighbours swapped
-            candidates.add(word[:k] + word[k + 1] + word[k] + word[k + 2 :])
-        if len(word) >= 7:  # one letter mistyped, not the first ("pendaftarun" → "pendaftaran")
-            for k in range(1, len(word)):
-                for ch in _ALPHABET:
-                    candidates.add(word[:k] + ch + word[k + 1 :])
-        candidates.discard(word)
-        found = sorted(((self.vocabulary.get(c, 0), c) for c in candidates
-                        if c in self.vocabulary and len(c) >= 4), reverse=True)
-        if not found or (len(found) > 1 and found[0][0] == found[1][0]):
-            return None
-        return found[0][1]
-
-    def _render(self, text: str, toks: list[_Tok], added: dict[int, list[str]]) -> str:
-        parts: list[str] = []
-        pos = 0
-        for i, tok in enumerate(toks):
-            parts.append(text[pos : tok.start])
-            parts.append(tok.text if tok.out is None else tok.out)
-            for phrase in added.get(i, ()):
-                parts.append(" " + phrase)
-            pos = tok.end
-        parts.append(text[pos:])
-        out = "".join(parts)
-        out = re.sub(r"\s+", " ", out)
-        out = re.sub(r"\s+([?!.,;:])", r"\1", out)
-        out = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", out)
-        out = re.sub(r"^[\s,;:.!]+", "", out)
-        out = re.sub(r"[,;:]\s*([?!.])", r"\1", out).strip()
-        return out or text
 
     def __call__(self, text: str) -> str:
         return self.normalize(text)
