@@ -389,6 +389,47 @@ def _single_slip(word: str, vocabulary: Mapping[str, int]) -> str | None:
     return found[0][1]
 
 
+def _site_lexicon(lexicon: Mapping[str, str], known: Callable[[str], bool]
+                  ) -> tuple[dict[str, str], dict[str, str], int]:
+    """The lexicon entries (and :data:`_INFORMAL_TARGETS`) for a site whose words ``known`` tells: ``(applied,
+    anchor, seen)``. An alphabetic slang word of two letters or more that the site does not use goes to
+    ``applied`` when every word of its resolved formal form is a function word, a filler or known ("" when all are
+    fillers: the word is dropped), else to ``anchor`` when that form is alphabetic; ``seen`` counts the lexicon's
+    alphabetic entries considered."""
+    applied: dict[str, str] = {}
+    anchor: dict[str, str] = {}
+    seen = 0
+    for slang in dict.fromkeys([*lexicon, *_INFORMAL_TARGETS]):
+        if not slang.isalpha() or len(slang) < 2:
+            continue
+        seen += slang in lexicon
+        if known(slang):
+            continue
+        formal = resolve_formal(slang, lexicon)
+        words = formal.split()
+        if not words or formal == slang:
+            continue
+        if all(w in FUNCTION_WORDS or w in FILLERS or known(w) for w in words):
+            applied[slang] = "" if all(w in FILLERS for w in words) else formal
+        elif all(w.isalpha() for w in words):
+            anchor[slang] = formal
+    return applied, anchor, seen
+
+
+def _unmarked_spellings(vocabulary: Mapping[str, int], known: Callable[[str], bool]) -> dict[str, str]:
+    """``bare → term`` for the vocabulary's terms with an apostrophe or a hyphen whose bare spelling (alphabetic,
+    four letters or more) the site does not use; of two terms with one bare spelling, the more frequent."""
+    unmarked: dict[str, str] = {}
+    for term in vocabulary:
+        bare = term.replace("'", "").replace("-", "")
+        if bare != term and bare.isalpha() and len(bare) >= 4 and not known(bare):
+            # two spellings that differ only in their marks: the commoner one
+            best = unmarked.get(bare)
+            if best is None or vocabulary[term] > vocabulary[best]:
+                unmarked[bare] = term
+    return unmarked
+
+
 class QueryNormalizer:
     """Normalises informal queries for one site. ``vocabulary`` maps the index's BM25 terms to their document
     frequency (empty: no site → only function-word mappings apply and there is no typo correction); ``stem``
@@ -415,24 +456,9 @@ class QueryNormalizer:
             w for long in [*self.glossary.values(), *self.aliases.abbreviations.values(), *self.aliases.titled]
             for w in _ALPHA.findall(long.lower())
         )
-        self.lexicon: dict[str, str] = {}
-        # entries whose formal form the site does not use either: applied to the anchor form only (``expand=False``)
-        self._anchor_lexicon: dict[str, str] = {}
-        self._lexicon_seen = 0
-        for slang in dict.fromkeys([*lexicon, *_INFORMAL_TARGETS]):
-            if not slang.isalpha() or len(slang) < 2:
-                continue
-            self._lexicon_seen += slang in lexicon
-            if self.known(slang):
-                continue
-            formal = resolve_formal(slang, lexicon)
-            words = formal.split()
-            if not words or formal == slang:
-                continue
-            if all(w in FUNCTION_WORDS or w in FILLERS or self.known(w) for w in words):
-                self.lexicon[slang] = "" if all(w in FILLERS for w in words) else formal
-            elif all(w.isalpha() for w in words):
-                self._anchor_lexicon[slang] = formal
+        # the entries that apply to this site, and (anchor lexicon) those whose formal form the site does not use
+        # either: applied to the anchor form only (``expand=False``)
+        self.lexicon, self._anchor_lexicon, self._lexicon_seen = _site_lexicon(lexicon, self.known)
         # a site abbreviation that is also a function word, a filler or a colloquial spelling of one ("SI" vs
         # "si" → "sih"): only its all-caps spelling is the abbreviation
         self._ambiguous_short = frozenset(
@@ -443,14 +469,7 @@ class QueryNormalizer:
         self._max_name = max((len(v.split()) for v in [*self.aliases.names, *self.aliases.honorific_names]),
                              default=0)
         # the site's words with an apostrophe or a hyphen, as students type them without ("jumat" → "jum'at")
-        self._unmarked: dict[str, str] = {}
-        for term in self.vocabulary:
-            bare = term.replace("'", "").replace("-", "")
-            if bare != term and bare.isalpha() and len(bare) >= 4 and not self.known(bare):
-                # two spellings that differ only in their marks: the commoner one
-                best = self._unmarked.get(bare)
-                if best is None or self.vocabulary[term] > self.vocabulary[best]:
-                    self._unmarked[bare] = term
+        self._unmarked = _unmarked_spellings(self.vocabulary, self.known)
 
     # --- vocabulary ----------------------------------------------------------------------------------------------
     def known(self, word: str) -> bool:
