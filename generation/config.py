@@ -61,11 +61,11 @@ class PipelineConfig:
     max_answer_chars: int = 600
     facts_lookup: bool = True  # the structured facts table first (off: retrieval only; an evaluation ablation)
     use_llm: bool = True  # off: no model call, the extractive path alone (an evaluation ablation)
-    # "rules": the LLM span, hand evidence weights and the calibrated gate over hand signals (the default: on the
-    # sample site's blind sets it still answers more questions right than the reader, docs/evaluation.md); "reader":
-    # the learned reader (generation/reader/) reads the top chunks, its span is the answer and its calibrated
-    # "no answer" score the gate. make eval and bench/bench_reader.py run both side by side
-    answerer: str = "rules"
+    # "reader" (the default): the learned reader (generation/reader/) reads the top chunks, its span is the answer
+    # and its chunk selector's calibrated probability the gate; no LLM is loaded. "rules": the LLM span, hand
+    # evidence weights and the calibrated gate over hand signals. make eval and bench/bench_reader.py run both side
+    # by side (docs/answers.md, "Which answerer is the default")
+    answerer: str = "reader"
     reader_chunks: int = 3  # the retrieved chunks the reader reads (its cost grows with each)
     reader_model_dir: str | None = None  # a retrained reader (bench/train_reader.py --out DIR); None: the bundled one
     # the reader gate's threshold; None: the model's own (chosen on the IDK-MRC tune split's dev part). A site's own
