@@ -14,9 +14,12 @@ import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, NodeProto, TensorProto
 
 __all__ = ["OnnxEncoder"]
 
@@ -58,6 +61,117 @@ def _int8(model: object) -> bytes:
 _OPSET = 17  # LayerNormalization
 
 
+class _GraphBuilder:
+    """The nodes and initializers of the reader's graph, appended in build order (node names are their outputs)."""
+
+    def __init__(self, *, hidden: int, heads: int, eps: float) -> None:
+        self.hidden, self.heads, self.eps = hidden, heads, eps
+        self.hd = hidden // heads
+        self.inits: list[TensorProto] = []
+        self.nodes: list[NodeProto] = []
+        self._shared_constants()
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    # ONNX attribute values (ints, floats, lists): make_node takes them as **kwargs: Any
+    def node(self, op: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        from onnx import helper
+
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def _shared_constants(self) -> None:
+        """The shapes and scalars every layer shares, and the additive attention bias ``attn_bias``."""
+        from onnx import TensorProto
+
+        self.split_shape = self.const("split_shape", np.array([0, 0, self.heads, self.hd], dtype=np.int64))
+        self.merge_shape = self.const("merge_shape", np.array([0, 0, self.hidden], dtype=np.int64))
+        self.scale = self.const("scale", np.array(1 / math.sqrt(self.hd), dtype=np.float32))
+        self.half = self.const("half", np.array(0.5, dtype=np.float32))
+        self.one = self.const("one", np.array(1.0, dtype=np.float32))
+        self.inv_sqrt2 = self.const("inv_sqrt2", np.array(1 / math.sqrt(2), dtype=np.float32))
+        neg = self.const("neg", np.array(-1e9, dtype=np.float32))
+        # additive attention bias [B, 1, 1, L]: 0 for real tokens, -1e9 for padding
+        self.node("Cast", ["mask"], "mask_f", to=TensorProto.FLOAT)
+        self.node("Sub", [self.one, "mask_f"], "mask_inv")
+        self.node("Mul", ["mask_inv", neg], "bias2")
+        self.node("Unsqueeze", ["bias2", self.const("axes12", np.array([1, 2], dtype=np.int64))], "attn_bias")
+
+    def linear(self, i: int, p: Mapping[str, np.ndarray], name: str, inp: str) -> str:
+        """Layer ``i``'s projection ``name``: ``inp @ w.T + b``."""
+        w = self.const(f"l{i}.{name}.wT", p[f"{name}.w"].T.astype(np.float32))
+        b = self.const(f"l{i}.{name}.b", p[f"{name}.b"].astype(np.float32))
+        return self.node("Add", [self.node("MatMul", [inp, w], f"l{i}.{name}.mm"), b], f"l{i}.{name}.out")
+
+    def layer_norm(self, i: int, p: Mapping[str, np.ndarray], name: str, inp: str, out: str) -> str:
+        return self.node("LayerNormalization", [inp, self.const(f"l{i}.{name}.w", p[f"{name}.w"].astype(np.float32)),
+                                                self.const(f"l{i}.{name}.b", p[f"{name}.b"].astype(np.float32))],
+                         f"l{i}.{out}", axis=-1, epsilon=self.eps)
+
+    def attention(self, i: int, p: Mapping[str, np.ndarray], x: str) -> str:
+        """Layer ``i``'s self-attention with its residual and LayerNorm."""
+        def split(name: str, perm: list[int]) -> str:
+            reshaped = self.node("Reshape", [self.linear(i, p, name, x), self.split_shape], f"l{i}.{name}4")
+            return self.node("Transpose", [reshaped], f"l{i}.{name}t", perm=perm)
+
+        q = split("q", [0, 2, 1, 3])
+        k = split("k", [0, 2, 3, 1])
+        v = split("v", [0, 2, 1, 3])
+        scores = self.node("Mul", [self.node("MatMul", [q, k], f"l{i}.qk"), self.scale], f"l{i}.scaled")
+        probs = self.node("Softmax", [self.node("Add", [scores, "attn_bias"], f"l{i}.masked")], f"l{i}.probs", axis=-1)
+        ctx = self.node("Transpose", [self.node("MatMul", [probs, v], f"l{i}.ctx4")], f"l{i}.ctxt", perm=[0, 2, 1, 3])
+        ctx = self.node("Reshape", [ctx, self.merge_shape], f"l{i}.ctx")
+        res = self.node("Add", [x, self.linear(i, p, "ao", ctx)], f"l{i}.res1")
+        return self.layer_norm(i, p, "aln", res, "x1")
+
+    def feed_forward(self, i: int, p: Mapping[str, np.ndarray], x: str) -> str:
+        """Layer ``i``'s FFN (exact GELU, through Erf) with its residual and LayerNorm."""
+        mid = self.linear(i, p, "fi", x)
+        erf = self.node("Erf", [self.node("Mul", [mid, self.inv_sqrt2], f"l{i}.scaled_mid")], f"l{i}.erf")
+        gelu = self.node("Mul", [self.node("Mul", [mid, self.half], f"l{i}.half_mid"),
+                                 self.node("Add", [erf, self.one], f"l{i}.erf1")], f"l{i}.gelu")
+        res = self.node("Add", [x, self.linear(i, p, "fo", gelu)], f"l{i}.res2")
+        return self.layer_norm(i, p, "oln", res, "x2")
+
+    def model(self, layers: Sequence[Mapping[str, np.ndarray]], head_w: np.ndarray, head_b: np.ndarray) -> ModelProto:
+        """The whole graph: input ``x`` [B, L, H] and ``mask`` [B, L] through every layer and the span head to
+        ``logits`` [B, L, 2]."""
+        from onnx import TensorProto, helper
+
+        x = "x"
+        for i, p in enumerate(layers):
+            x = self.feed_forward(i, p, self.attention(i, p, x))
+        head = self.node("MatMul", [x, self.const("qa.wT", head_w.T.astype(np.float32))], "qa.mm")
+        self.node("Add", [head, self.const("qa.b", head_b.astype(np.float32))], "logits")
+        graph = helper.make_graph(
+            self.nodes, "prodi_reader",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "L", self.hidden]),
+             helper.make_tensor_value_info("mask", TensorProto.BOOL, ["B", "L"])],
+            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", "L", 2])],
+            self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
+        model.ir_version = 8
+        return model
+
+
+def _session_options(threads: int) -> Any:
+    """onnxruntime's session options for the reader (``ort.SessionOptions``; onnxruntime is untyped)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads:
+        options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # no arena: activations are freed after each read instead of kept at their peak for the process's life
+    options.enable_cpu_mem_arena = False
+    return options
+
+
 class OnnxEncoder:
     """``run(x, mask) -> logits``: embeddings [B, L, H] (after the embedding LayerNorm) through every layer and the
     span head; ``mask`` [B, L] is True for real tokens. Logits are [B, L, 2] (start, end)."""
@@ -65,81 +179,9 @@ class OnnxEncoder:
     def __init__(self, layers: Sequence[Mapping[str, np.ndarray]], head_w: np.ndarray, head_b: np.ndarray, *,
                  heads: int, eps: float, threads: int = 0, int8: bool = False) -> None:
         import onnxruntime as ort
-        from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-        hidden = int(head_w.shape[1])
-        hd = hidden // heads
-        inits: list[TensorProto] = []
-        nodes: list[NodeProto] = []
-
-        def const(name: str, value: np.ndarray) -> str:
-            inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-            return name
-
-        # ONNX attribute values (ints, floats, lists): make_node takes them as **kwargs: Any
-        def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
-            nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
-            return out
-
-        split_shape = const("split_shape", np.array([0, 0, heads, hd], dtype=np.int64))
-        merge_shape = const("merge_shape", np.array([0, 0, hidden], dtype=np.int64))
-        scale = const("scale", np.array(1 / math.sqrt(hd), dtype=np.float32))
-        half = const("half", np.array(0.5, dtype=np.float32))
-        one = const("one", np.array(1.0, dtype=np.float32))
-        inv_sqrt2 = const("inv_sqrt2", np.array(1 / math.sqrt(2), dtype=np.float32))
-        neg = const("neg", np.array(-1e9, dtype=np.float32))
-        # additive attention bias [B, 1, 1, L]: 0 for real tokens, -1e9 for padding
-        node("Cast", ["mask"], "mask_f", to=TensorProto.FLOAT)
-        node("Sub", [one, "mask_f"], "mask_inv")
-        node("Mul", ["mask_inv", neg], "bias2")
-        node("Unsqueeze", ["bias2", const("axes12", np.array([1, 2], dtype=np.int64))], "attn_bias")
-
-        x = "x"
-        for i, p in enumerate(layers):
-            def lin(name: str, inp: str, i: int = i, p: Mapping[str, np.ndarray] = p) -> str:
-                w = const(f"l{i}.{name}.wT", p[f"{name}.w"].T.astype(np.float32))
-                b = const(f"l{i}.{name}.b", p[f"{name}.b"].astype(np.float32))
-                return node("Add", [node("MatMul", [inp, w], f"l{i}.{name}.mm"), b], f"l{i}.{name}.out")
-
-            q = node("Transpose", [node("Reshape", [lin("q", x), split_shape], f"l{i}.q4")], f"l{i}.qt",
-                     perm=[0, 2, 1, 3])
-            k = node("Transpose", [node("Reshape", [lin("k", x), split_shape], f"l{i}.k4")], f"l{i}.kt",
-                     perm=[0, 2, 3, 1])
-            v = node("Transpose", [node("Reshape", [lin("v", x), split_shape], f"l{i}.v4")], f"l{i}.vt",
-                     perm=[0, 2, 1, 3])
-            scores = node("Mul", [node("MatMul", [q, k], f"l{i}.qk"), scale], f"l{i}.scaled")
-            probs = node("Softmax", [node("Add", [scores, "attn_bias"], f"l{i}.masked")], f"l{i}.probs", axis=-1)
-            ctx = node("Transpose", [node("MatMul", [probs, v], f"l{i}.ctx4")], f"l{i}.ctxt", perm=[0, 2, 1, 3])
-            ctx = node("Reshape", [ctx, merge_shape], f"l{i}.ctx")
-            res = node("Add", [x, lin("ao", ctx)], f"l{i}.res1")
-            x = node("LayerNormalization", [res, const(f"l{i}.aln.w", p["aln.w"].astype(np.float32)),
-                                            const(f"l{i}.aln.b", p["aln.b"].astype(np.float32))],
-                     f"l{i}.x1", axis=-1, epsilon=eps)
-            mid = lin("fi", x)
-            erf = node("Erf", [node("Mul", [mid, inv_sqrt2], f"l{i}.scaled_mid")], f"l{i}.erf")
-            gelu = node("Mul", [node("Mul", [mid, half], f"l{i}.half_mid"),
-                                node("Add", [erf, one], f"l{i}.erf1")], f"l{i}.gelu")
-            res = node("Add", [x, lin("fo", gelu)], f"l{i}.res2")
-            x = node("LayerNormalization", [res, const(f"l{i}.oln.w", p["oln.w"].astype(np.float32)),
-                                            const(f"l{i}.oln.b", p["oln.b"].astype(np.float32))],
-                     f"l{i}.x2", axis=-1, epsilon=eps)
-        head = node("MatMul", [x, const("qa.wT", head_w.T.astype(np.float32))], "qa.mm")
-        node("Add", [head, const("qa.b", head_b.astype(np.float32))], "logits")
-        graph = helper.make_graph(
-            nodes, "prodi_reader",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "L", hidden]),
-             helper.make_tensor_value_info("mask", TensorProto.BOOL, ["B", "L"])],
-            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", "L", 2])],
-            inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
-        model.ir_version = 8
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if threads:
-            options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # no arena: activations are freed after each read instead of kept at their peak for the process's life
-        options.enable_cpu_mem_arena = False
+        model = _GraphBuilder(hidden=int(head_w.shape[1]), heads=heads, eps=eps).model(layers, head_w, head_b)
+        options = _session_options(threads)
         payload = _int8(model) if int8 else model.SerializeToString()
         del model
         self.int8 = int8
