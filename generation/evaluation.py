@@ -131,15 +131,27 @@ def _written_degenerate(r: ItemResult) -> bool:
 def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Sequence[str] = ()) -> dict[str, Any]:
     """All metrics over the evaluated items (rates in 0..1; None when no item qualifies). With ``embedder=None``
     the embedding-based metrics (semantic similarity, relevancy, faithfulness) are None."""
-    from retrieval.evaluation import url_key
-
     answerable = [r for r in items if r.answerable]
     unanswerable = [r for r in items if not r.answerable]
     answered = [r for r in items if not r.abstained]
     m: dict[str, Any] = {"items": len(items), "answerable": len(answerable), "unanswerable": len(unanswerable)}
     m.update(outcome_counts(items))
     m["correct_rate"] = round(m["correct"] / len(answerable), 4) if answerable else None
+    m.update(_gold_span_metrics(answerable))
+    m.update(_abstention_metrics(items, answerable, unanswerable))
+    m.update(_reply_metrics(answered))
+    m.update(_embedding_metrics(answered if embedder is not None else (), embedder))
+    m.update(_constraint_metrics(items, item_vocabulary))
+    lat = [r.latency_ms for r in items]
+    m["latency_ms_p50"] = round(float(np.percentile(lat, 50)), 1) if lat else None
+    m["latency_ms_p95"] = round(float(np.percentile(lat, 95)), 1) if lat else None
+    m["stop_reasons"] = dict(Counter(r.stop_reason for r in items))
+    return m
 
+
+def _gold_span_metrics(answerable: Sequence[ItemResult]) -> dict[str, Any]:
+    """Gold-span containment (any / all golds) and the best token F1, over the answerable items with a gold span
+    (an abstention counts as the empty reply)."""
     any_hits, all_hits, f1s = [], [], []
     for r in answerable:
         text = "" if r.abstained else strip_citations(r.answer)
@@ -149,16 +161,27 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
         any_hits.append(float(any(contains_span(text, g) for g in golds)))
         all_hits.append(float(all(contains_span(text, g) for g in golds)))
         f1s.append(max(token_f1(text, g) for g in golds))
-    m["gold_span_any"] = _mean(any_hits)
-    m["gold_span_all"] = _mean(all_hits)
-    m["token_f1"] = _mean(f1s)
+    return {"gold_span_any": _mean(any_hits), "gold_span_all": _mean(all_hits), "token_f1": _mean(f1s)}
 
+
+def _abstention_metrics(items: Sequence[ItemResult], answerable: Sequence[ItemResult],
+                        unanswerable: Sequence[ItemResult]) -> dict[str, Any]:
+    """Abstention precision (abstentions that were on unanswerable items) and recall (unanswerable items
+    abstained on), and the count of abstentions on answerable items."""
     abstained = [r for r in items if r.abstained]
     tp = sum(1 for r in abstained if not r.answerable)
-    m["abstention_precision"] = round(tp / len(abstained), 4) if abstained else None
-    m["abstention_recall"] = round(tp / len(unanswerable), 4) if unanswerable else None
-    m["abstained_on_answerable"] = sum(1 for r in answerable if r.abstained)
+    return {
+        "abstention_precision": round(tp / len(abstained), 4) if abstained else None,
+        "abstention_recall": round(tp / len(unanswerable), 4) if unanswerable else None,
+        "abstained_on_answerable": sum(1 for r in answerable if r.abstained),
+    }
 
+
+def _reply_metrics(answered: Sequence[ItemResult]) -> dict[str, Any]:
+    """Over the answered items: cited-page relevance, degenerate and template-leak rates, citation rate."""
+    from retrieval.evaluation import url_key
+
+    m: dict[str, Any] = {}
     # independent of the pipeline: does an answered reply cite a page the dataset marks as relevant?
     judged = [r for r in answered if r.answerable and r.relevant]
     cited = [float(any(url_key(str(s.get("url", ""))) in set(r.relevant) for s in r.sources)) for r in judged]
@@ -172,10 +195,14 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
     m["degenerate_n"] = sum(degenerate)
     m["template_leak_n"] = sum(is_template_leak(r.answer) for r in answered)
     m["citation_rate"] = _mean([float(len(r.sources) > 0) for r in answered]) if answered else None
+    return m
 
-    # embeddings: semantic similarity (answer vs reference), answer relevancy (question vs answer)
+
+def _embedding_metrics(answered: Sequence[ItemResult], embedder: Any) -> dict[str, Any]:
+    """Embeddings over ``answered`` (empty when there is no embedder): semantic similarity (answer vs reference),
+    answer relevancy (question vs answer) and faithfulness."""
     sims, rels, faiths, faiths_ctx = [], [], [], []
-    for r in answered if embedder is not None else ():
+    for r in answered:
         text = strip_citations(r.answer)
         a_vec = np.asarray(embedder.embed([text], kind="passage"))[0]
         q_vec = np.asarray(embedder.embed([r.query], kind="query"))[0]
@@ -183,28 +210,38 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
         if r.answerable and r.reference:
             ref_vec = np.asarray(embedder.embed([r.reference], kind="passage"))[0]
             sims.append(float(a_vec @ ref_vec))
-        claims = [c for line in text.splitlines() for c in sentences(line)] or [text]
-        ctx_sentences = [s for c in r.context for s in sentences(c)]
-        if ctx_sentences:
-            ctx_stems: set[str] = set()
-            for c in r.context:
-                ctx_stems |= text_stems(c)
-            c_vecs = np.asarray(embedder.embed(ctx_sentences, kind="passage"))
-            cl_vecs = np.asarray(embedder.embed(claims, kind="passage"))
-            sup = check_support(claims, ctx_stems, cl_vecs, c_vecs)
-            faiths.append(sum(s.supported for s in sup) / len(sup))
-            faiths_ctx.append(faiths[-1])
-        else:
+        faith = _faithfulness(text, r.context, embedder)
+        if faith is None:
             faiths.append(0.0)  # no retrieved context (a facts-table answer): nothing to check it against
-    m["semantic_similarity"] = _mean(sims)
-    m["answer_relevancy"] = _mean(rels)
-    m["faithfulness"] = _mean(faiths)
-    # the same, over the answers that have a retrieved context (facts-table answers left out)
-    m["faithfulness_with_context"] = _mean(faiths_ctx)
-    m["faithfulness_n"] = len(faiths_ctx)
+        else:
+            faiths.append(faith)
+            faiths_ctx.append(faith)
+    return {
+        "semantic_similarity": _mean(sims), "answer_relevancy": _mean(rels), "faithfulness": _mean(faiths),
+        # the same, over the answers that have a retrieved context (facts-table answers left out)
+        "faithfulness_with_context": _mean(faiths_ctx), "faithfulness_n": len(faiths_ctx),
+    }
 
-    # PCA / CPR (docs/answers.md) on items with expected_items: recall of the expected items in the answer, and the
-    # share of listed items (course codes or known names) that satisfy the constraints
+
+def _faithfulness(text: str, context: Sequence[str], embedder: Any) -> float | None:
+    """The share of the reply's sentences (``text``, citations stripped) the context supports, by the pipeline's
+    support check; None when there is no context sentence to check them against."""
+    claims = [c for line in text.splitlines() for c in sentences(line)] or [text]
+    ctx_sentences = [s for c in context for s in sentences(c)]
+    if not ctx_sentences:
+        return None
+    ctx_stems: set[str] = set()
+    for c in context:
+        ctx_stems |= text_stems(c)
+    c_vecs = np.asarray(embedder.embed(ctx_sentences, kind="passage"))
+    cl_vecs = np.asarray(embedder.embed(claims, kind="passage"))
+    sup = check_support(claims, ctx_stems, cl_vecs, c_vecs)
+    return sum(s.supported for s in sup) / len(sup)
+
+
+def _constraint_metrics(items: Sequence[ItemResult], item_vocabulary: Sequence[str]) -> dict[str, Any]:
+    """PCA / CPR (docs/answers.md) on items with expected_items: recall of the expected items in the answer, and
+    the share of listed items (course codes or known names) that satisfy the constraints."""
     pcas, cprs = [], []
     vocab = list(dict.fromkeys(item_vocabulary))
     for r in items:
@@ -217,12 +254,4 @@ def summarize(items: Sequence[ItemResult], embedder: Any, item_vocabulary: Seque
         listed = set(_CODE.findall(text)) | {v for v in vocab if contains_span(text, v)}
         listed |= set(found)
         cprs.append(len(set(found) & listed) / len(listed) if listed else 0.0)
-    m["pca"] = _mean(pcas)
-    m["cpr"] = _mean(cprs)
-    m["constraint_items"] = len(pcas)
-
-    lat = [r.latency_ms for r in items]
-    m["latency_ms_p50"] = round(float(np.percentile(lat, 50)), 1) if lat else None
-    m["latency_ms_p95"] = round(float(np.percentile(lat, 95)), 1) if lat else None
-    m["stop_reasons"] = dict(Counter(r.stop_reason for r in items))
-    return m
+    return {"pca": _mean(pcas), "cpr": _mean(cprs), "constraint_items": len(pcas)}
