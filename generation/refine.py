@@ -103,24 +103,11 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     own); one that asks a new attribute keeps the subject. The person the previous reply named is carried only
     when the previous question asked "siapa" and the reply named someone ("dia"/"beliau" then stand for that
     person alone)."""
-    msgs = list(history)
-    previous, reply, earlier = "", "", []
-    for i in range(len(msgs) - 1, -1, -1):
-        role, text = getattr(msgs[i], "role", ""), str(getattr(msgs[i], "text", "")).strip()
-        if role == "assistant" and not previous and not reply:
-            reply = text
-        if role == "user" and text and text != question.strip():
-            previous, earlier = split_aside(text)[0], msgs[:i]  # the earlier question without its aside
-            break
+    previous, reply, earlier = _previous_turn(question, list(history))
     if not previous:
         return FollowUp(question, False)
     own = anchors(question)
-    is_followup = bool(_FOLLOWUP_MARKERS.search(question.strip())) and len(own) <= 4
-    if not is_followup and len(own) <= 1 and len(words(question)) <= 4:
-        is_followup = True
-    if not is_followup and len(own) <= 3 and re.search(r"\b\w{3,}-?nya\b", question, re.IGNORECASE):
-        is_followup = True  # a possessive "-nya" points back at the previous subject ("jam bukanya kapan?")
-    if not is_followup:
+    if not _is_followup(question, own):
         return FollowUp(question, False)
     if _depth < _MAX_CHAIN:  # "siapa dosen IS?" → "emailnya?" → "kalau kaprodi?": resolve the middle one first
         previous_resolved = _resolve(previous, earlier, _depth + 1).query
@@ -130,57 +117,127 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
     if not extra:  # "ada yang lain?": the previous question again
         return FollowUp(prev_core + "?", True, previous)
-    prev_keys = {_key(w) for w in words(prev_core)}
-    # "ipnya" after "ip …": the clitic on a word of the previous question, however short
-    bare = {w: _bare(w, prev_keys) for w in words(question)}
-    own_words = set(words(question)) | set(own) | set(bare.values())
-    # a number typed as "3,2" or "24/25" is one number: protected from the word split, restored in the output
-    protected, numbers = _protect_numbers(prev_core)
-    prev_words = [w for w in anchors(protected) if w not in QUESTION_WORDS]
-    narrowing = bool(_NARROWING.search(question.strip())) or any(_is_number(w) for w in extra)
-    # what the follow-up asks *about* the previous subject: attribute words, and a possessive "-nya" word after one
-    # ("jadwal latihannya", "jam bukanya": its practice schedule, its opening hours)
-    possessed = _possessed(question)
-    new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not _is_number(w)
-                   and w not in possessed]
-    asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS) or bool(possessed)
-    text = full_academic_years(_without_connectives(question, bare))
-    if _SWITCH.search(question.strip()):
-        aligned = _what_about(question, prev_core, subject_may_change=bool(new_subject) and not narrowing and not asks)
-        if aligned:
-            return FollowUp(full_academic_years(aligned), True, previous)
-    if new_subject and not narrowing and _SWITCH.search(question.strip()):
+    f = _Reading.of(question, own, extra, previous, previous_resolved, prev_core)
+    return _switched(f) or _same_subject(f, reply)
+
+
+def _previous_turn(question: str, msgs: list[object]) -> tuple[str, str, list[object]]:
+    """The previous user question other than ``question`` (without its aside), the reply that followed it (the
+    latest assistant message after it), and the messages before it; ("", …) when there is none."""
+    previous, reply, earlier = "", "", []
+    for i in range(len(msgs) - 1, -1, -1):
+        role, text = getattr(msgs[i], "role", ""), str(getattr(msgs[i], "text", "")).strip()
+        if role == "assistant" and not previous and not reply:
+            reply = text
+        if role == "user" and text and text != question.strip():
+            previous, earlier = split_aside(text)[0], msgs[:i]  # the earlier question without its aside
+            break
+    return previous, reply, earlier
+
+
+def _is_followup(question: str, own: list[str]) -> bool:
+    """``question`` (whose anchors are ``own``) leans on the previous one: a follow-up marker with few anchors of
+    its own, a short question of at most one anchor, or a possessive "-nya" with few anchors."""
+    if bool(_FOLLOWUP_MARKERS.search(question.strip())) and len(own) <= 4:
+        return True
+    if len(own) <= 1 and len(words(question)) <= 4:
+        return True
+    # a possessive "-nya" points back at the previous subject ("jam bukanya kapan?")
+    return len(own) <= 3 and bool(re.search(r"\b\w{3,}-?nya\b", question, re.IGNORECASE))
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A follow-up read against the previous question, what ``_switched`` and ``_same_subject`` decide on."""
+
+    question: str
+    previous: str  # the previous user question as typed (without its aside)
+    previous_resolved: str  # … resolved itself, when it was a follow-up
+    prev_core: str  # … without its final punctuation, academic years in full
+    extra: list[str]  # the follow-up's anchors other than "lain", "lainnya", "saja", "lagi"
+    own_words: set[str]
+    prev_words: list[str]  # the previous question's anchors (numbers protected), question words left out
+    numbers: dict[str, str]  # a protected number → as the previous question wrote it
+    narrowing: bool
+    possessed: set[str]
+    new_subject: list[str]
+    asks: bool
+    text: str  # the follow-up as the resolved query starts
+
+    @classmethod
+    def of(cls, question: str, own: list[str], extra: list[str], previous: str, previous_resolved: str,
+           prev_core: str) -> _Reading:
+        prev_keys = {_key(w) for w in words(prev_core)}
+        # "ipnya" after "ip …": the clitic on a word of the previous question, however short
+        bare = {w: _bare(w, prev_keys) for w in words(question)}
+        own_words = set(words(question)) | set(own) | set(bare.values())
+        # a number typed as "3,2" or "24/25" is one number: protected from the word split, restored in the output
+        protected, numbers = _protect_numbers(prev_core)
+        prev_words = [w for w in anchors(protected) if w not in QUESTION_WORDS]
+        narrowing = bool(_NARROWING.search(question.strip())) or any(_is_number(w) for w in extra)
+        # what the follow-up asks *about* the previous subject: attribute words, and a possessive "-nya" word after
+        # one ("jadwal latihannya", "jam bukanya": its practice schedule, its opening hours)
+        possessed = _possessed(question)
+        new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not _is_number(w)
+                       and w not in possessed]
+        asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS) or bool(possessed)
+        text = full_academic_years(_without_connectives(question, bare))
+        return cls(question, previous, previous_resolved, prev_core, extra, own_words, prev_words, numbers, narrowing,
+                   possessed, new_subject, asks, text)
+
+
+def _switched(f: _Reading) -> FollowUp | None:
+    """A "kalau X?" follow-up aligned with the previous question (``_what_about``), or one that names a new
+    subject; None when the topic does not switch."""
+    if not _SWITCH.search(f.question.strip()):
+        return None
+    aligned = _what_about(f.question, f.prev_core,
+                          subject_may_change=bool(f.new_subject) and not f.narrowing and not f.asks)
+    if aligned:
+        return FollowUp(full_academic_years(aligned), True, f.previous)
+    if f.new_subject and not f.narrowing:
         # a new subject replaces the old one; the old attribute carries over only when none is asked
-        carry = [] if asks else [w for w in prev_words if w in ATTRIBUTE_WORDS and w not in own_words]
-        query = f"{text} {' '.join(carry)}".strip()
-        return FollowUp(query + "?", True, previous)
+        carry = [] if f.asks else [w for w in f.prev_words if w in ATTRIBUTE_WORDS and w not in f.own_words]
+        query = f"{f.text} {' '.join(carry)}".strip()
+        return FollowUp(query + "?", True, f.previous)
+    return None
+
+
+def _same_subject(f: _Reading, reply: str) -> FollowUp:
+    """The follow-up about the previous subject: the person the previous reply named, for "dia"/"beliau" after a
+    who-question, or the previous question's words the follow-up leaves implicit."""
     # the person the previous reply named, when the previous question asked who ("siapa pembinanya?" → "Rina …")
-    person = _person(reply) if _asks_who(previous) and reply and not reply.startswith("Maaf") else []
-    if person and _PERSONAL_PRONOUN.search(question):
+    person = _person(reply) if _asks_who(f.previous) and reply and not reply.startswith("Maaf") else []
+    if person and _PERSONAL_PRONOUN.search(f.question):
         # "dia"/"beliau" stand for that person: the description the previous question gave is not carried
-        return FollowUp(f"{text} {' '.join(person)}".strip() + "?", True, previous, about_subject=True)
-    # same subject: the previous words the new question leaves implicit; a value it restates replaces the old one
-    # ("kalo yang semester 6?" after "… semester 5 …" drops the 5), a new attribute replaces the old one
-    restated = {w for w in own_words if w not in QUESTION_WORDS}
-    replaced = _replaced_numbers(prev_words, restated, question)
-    new_attribute = bool(set(extra) & ATTRIBUTE_WORDS) or bool(possessed)
+        return FollowUp(f"{f.text} {' '.join(person)}".strip() + "?", True, f.previous, about_subject=True)
+    topic = _topic(f)
+    # names only for a pronoun-like reference ("emailnya?", "beliau"), not for a narrowing ("yang 3 SKS saja?")
+    refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", f.question, re.IGNORECASE)
+    names = [n for n in person if n.lower() not in {*topic, *f.own_words}] if refers and not f.narrowing else []
+    query = f"{f.text} {' '.join(topic + names)}".strip()
+    return FollowUp(query + "?", True, f.previous, about_subject=not f.narrowing)
+
+
+def _topic(f: _Reading) -> list[str]:
+    """Same subject: the previous words the new question leaves implicit; a value it restates replaces the old one
+    ("kalo yang semester 6?" after "… semester 5 …" drops the 5), a new attribute replaces the old one."""
+    restated = {w for w in f.own_words if w not in QUESTION_WORDS}
+    replaced = _replaced_numbers(f.prev_words, restated, f.question)
+    new_attribute = bool(set(f.extra) & ATTRIBUTE_WORDS) or bool(f.possessed)
     # in a chain, what the previous follow-up asked with "-nya" ("penasihatnya siapa?") was its attribute; in a first
     # question "-nya" may mark the subject itself ("beasiswanya apa aja?")
-    prev_attributes = _possessed_words(previous) if previous_resolved.strip() != previous.strip() else set()
+    prev_attributes = _possessed_words(f.previous) if f.previous_resolved.strip() != f.previous.strip() else set()
     topic: list[str] = []
-    for k, w in enumerate(prev_words):
-        if w in own_words and not _is_number(w):
+    for k, w in enumerate(f.prev_words):
+        if w in f.own_words and not _is_number(w):
             continue
-        if k in replaced or _other_facet_value(w, own_words):
+        if k in replaced or _other_facet_value(w, f.own_words):
             continue  # "kalo yang semester 6?" drops the 5; "yg pilihan?" drops "wajib"
-        if new_attribute and (w in ATTRIBUTE_WORDS or w in prev_attributes) and w not in own_words:
+        if new_attribute and (w in ATTRIBUTE_WORDS or w in prev_attributes) and w not in f.own_words:
             continue  # a new attribute replaces the old one ("emailnya?" after "… ruangannya?")
-        topic.append(numbers.get(w, w))
-    # names only for a pronoun-like reference ("emailnya?", "beliau"), not for a narrowing ("yang 3 SKS saja?")
-    refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", question, re.IGNORECASE)
-    names = [n for n in person if n.lower() not in {*topic, *own_words}] if refers and not narrowing else []
-    query = f"{text} {' '.join(topic + names)}".strip()
-    return FollowUp(query + "?", True, previous, about_subject=not narrowing)
+        topic.append(f.numbers.get(w, w))
+    return topic
 
 
 _CONNECTORS = frozenset("kalau kalo klo kl terus trus lalu dan itu tersebut gitu begitu".split())
