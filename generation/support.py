@@ -52,8 +52,8 @@ def stem(word: str) -> str:
         return word
     try:
         return _stemmer().stem(word) or word
-    except Exception:  # the stemmer rejects odd tokens; the word itself is fine then
-        return word
+    except Exception:  # boundary: PySastrawi (untyped, third-party) raises assorted errors on odd tokens; the word
+        return word  # itself is fine then
 
 
 def is_number_anchor(anchor_stem: str) -> bool:
@@ -320,8 +320,8 @@ def corpus_weights(index: object, question: str) -> dict[str, float] | None:
             if w in ABBREVIATIONS:  # shorthand: as common as its commonest spelling ("prodi" ~ "program studi")
                 long_df = min(_df(bm25, analyzer, x) for x in ABBREVIATIONS[w].split())
                 df = max(df, long_df)
-        except Exception:  # an index without these statistics: fall back to local weights
-            return None
+        except (AttributeError, TypeError, KeyError, IndexError):  # an index without these statistics (no
+            return None  # document_frequency, no callable analyzer, a vocabulary out of step): local weights
         out.setdefault(st, max(0.3, math.log((n + 1) / (df + 0.5))))
     return out
 
