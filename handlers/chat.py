@@ -3,25 +3,27 @@
 Channel adapters (Telegram, WhatsApp, web) translate their events into ``UserRef`` + text and render the ``Reply``.
 The service depends only on small interfaces: an ``Answerer`` (the generation pipeline), the conversation store,
 the feedback store, per-user state, and two callables for ``/status`` and ``/reindex`` that ``bot/`` provides.
+Parts of it live in modules of their own: ``handlers.smalltalk_filter`` (small talk before the answerer),
+``handlers.subscribing`` (/langganan, /berhenti), ``handlers.status`` (the /status text), ``handlers.announcing``
+(the notice's Kirim / Buang buttons) and ``handlers.replies`` (``UserRef``, ``Reply``, re-exported here).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from generation.smalltalk import SmallTalk
 from generation.types import Answer, Source
-from handlers import texts
+from handlers import announcing, subscribing, texts
 from handlers.awaitables import resolve
 from handlers.formatting import format_sources_plain
-from retrieval.topics import ALL_TOPICS, MAX_TOPIC_CHARS, normalize_topic
-from storage.announcements import MAX_TOPICS
+from handlers.replies import Reply, UserRef
+from handlers.smalltalk_filter import SmallTalkDetector, smalltalk_reply, without_smalltalk_lead
+from handlers.status import format_status
+from handlers.subscribing import Subscriptions
 from storage.conversations import ConversationStore
 from storage.dedup import UserState
 from storage.feedback import FEEDBACK_VALUES, FeedbackStore
@@ -42,8 +44,6 @@ AdminAnswerWriter = Callable[[str, str, str], Awaitable[Any] | Any]
 # every command ChatService.command runs ("bantuan" is an alias of "help"); each channel offers these
 COMMANDS = ("start", "help", "reset", "sumber", "status", "reindex", "hapus", "feedback", "jawab", "langganan",
             "berhenti")
-# the channels an announcement can be pushed to (the web page has the Atom feed instead)
-PUSH_CHANNELS = ("telegram", "whatsapp")
 
 
 def feedback_ids(trace_id: str, *, max_bytes: int | None = None) -> tuple[str, str]:
@@ -104,80 +104,6 @@ class Answerer(Protocol):
     async def answer(
         self, question: str, history: Sequence[Message], *, on_position: PositionCallback | None = None
     ) -> Answer: ...
-
-
-class Subscriptions(Protocol):
-    """Where announcement subscriptions live (``storage.contracts.AnnouncementStoreAPI``; blocking, so the service
-    calls it in an executor)."""
-
-    def subscribe(self, user_key: str, channel: str, topic: str) -> bool: ...
-
-    def unsubscribe(self, user_key: str, topic: str | None = None) -> int: ...
-
-    def topics(self, user_key: str) -> list[str]: ...
-
-    def forget_user(self, user_key: str) -> int: ...
-
-
-class SmallTalkDetector(Protocol):
-    """Tells small talk from questions (``generation.smalltalk.SmallTalkClassifier``)."""
-
-    def classify(self, text: str) -> SmallTalk: ...
-
-
-@dataclass(frozen=True, slots=True)
-class UserRef:
-    """Who is talking: the channel and the user's id on it (Telegram user id, WhatsApp number, web session)."""
-
-    channel: str
-    user_id: str
-    display: str = field(default="", compare=False)
-
-    @property
-    def key(self) -> str:
-        return f"{self.channel}:{self.user_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What to send back. ``kind``: answer, smalltalk, command, notice, rate_limited, error.
-
-    ``feedback_id`` is the answer's trace id when the reply should carry 👍/👎 buttons.
-    ``choices`` (kind ``askback``): the candidates of an ambiguous follow-up, which each channel shows as buttons; a
-    press sends the choice's text like a typed message (docs/channels.md, "Asking back").
-    """
-
-    text: str
-    kind: str = "command"
-    answer: Answer | None = None
-    sources: tuple[Source, ...] = ()
-    feedback_id: str = ""
-    choices: tuple[str, ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "reply": self.text,
-            "kind": self.kind,
-            "sources": [s.as_json() for s in self.sources],
-            "feedback_id": self.feedback_id,
-        }
-        if self.answer is not None:
-            data.update(self.answer.as_json())
-            data["reply"] = self.text
-        data["choices"] = list(self.choices)
-        return data
-
-
-# a short clause before a comma, full stop or exclamation mark and the rest of the message ("halo min, …", "ok. …")
-_LEAD_CLAUSE = re.compile(r"^\s*([^,.!?\n]{1,40}?)\s*[,.!]+\s+(?=\S)")
-
-
-def _names_a_choice(text: str, choices: Sequence[str]) -> bool:
-    """The message is one of ``choices`` or shares a word of three letters or more with one (a surname for
-    "Dr. Budi Santoso, M.T.")."""
-    words = {w for w in re.findall(r"\w+", text.casefold()) if len(w) >= 3}
-    return any(text.strip().casefold() == c.strip().casefold() or words & set(re.findall(r"\w+", c.casefold()))
-               for c in choices)
 
 
 def _normalise_id(value: str) -> str:
@@ -288,10 +214,10 @@ class ChatService:
             return Reply(texts.ASK_SOMETHING, kind="notice")
         if len(text) > self.max_question_chars:
             return Reply(texts.TOO_LONG.format(limit=self.max_question_chars), kind="notice")
-        smalltalk = await self._smalltalk(user, text)
+        smalltalk = await smalltalk_reply(self.smalltalk, user, text, lambda: self._offered(user))
         if smalltalk is not None:
             return smalltalk
-        text = self._without_smalltalk_lead(text)
+        text = without_smalltalk_lead(self.smalltalk, text)
         history = await self.conversations.history(user.key, self.history_window)
         started = time.perf_counter()
         try:
@@ -300,7 +226,7 @@ class ChatService:
             )
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception:  # boundary: any failure of the answerer (or its timeout) becomes the polite error reply
             logger.exception("answering failed for a %s user", user.channel)
             return Reply(texts.ERROR, kind="error")
         logger.info(
@@ -328,26 +254,6 @@ class ChatService:
         body = answer.answer.strip() or texts.ERROR  # an abstention already carries the pipeline's pointer
         return Reply(body, kind="answer", answer=answer, sources=sources, feedback_id=answer.trace_id)
 
-    async def _smalltalk(self, user: UserRef, text: str) -> Reply | None:
-        """A greeting, thanks, goodbye… gets its short reply at once, the way a command's is shown: no retrieval, no
-        answer reused, no sources or 👍/👎, and nothing stored (not in the history the pipeline reads for
-        follow-ups, not in the question log). None for a question, for a message that names one of the user's
-        pending ask-back choices (a pick that names a choice goes to the pipeline whatever it looks like), and when the
-        classifier fails."""
-        if self.smalltalk is None:
-            return None
-        try:
-            decision = self.smalltalk.classify(text)
-        except Exception:
-            logger.exception("the small-talk classifier failed; the message goes to the answerer")
-            return None
-        if not decision.is_smalltalk:
-            return None
-        if _names_a_choice(text, await self._offered(user)):
-            return None
-        logger.info("small talk channel=%s intent=%s p=%.2f", user.channel, decision.intent, decision.confidence)
-        return Reply(texts.smalltalk_reply(decision.intent), kind="smalltalk")
-
     async def _offered(self, user: UserRef) -> tuple[str, ...]:
         """The choices of the user's pending ask-back, and the lines of the ask-back under its first (a role
         several people hold is asked back one line each, "- Koordinator X: Dr. …", so the role's own word picks)."""
@@ -357,26 +263,6 @@ class ChatService:
         history = await self.conversations.history(user.key, 2)
         asked = next((m.text for m in reversed(history) if m.role == "assistant"), "")
         return (*choices, *asked.splitlines()[1:])
-
-    def _without_smalltalk_lead(self, text: str) -> str:
-        """"pagi kak, pkl bisa diambil kapan?" → "pkl bisa diambil kapan?": a clause before the first comma or full
-        stop that the classifier takes for small talk (a greeting, "ok", "btw"), followed by a question, is
-        not part of the question (at most two such clauses). The message is unchanged when the classifier fails."""
-        if self.smalltalk is None:
-            return text
-        for _ in range(2):
-            lead = _LEAD_CLAUSE.match(text)
-            if lead is None:
-                break
-            rest = text[lead.end():].strip()
-            try:
-                if not self.smalltalk.classify(lead.group(1)).is_smalltalk or self.smalltalk.classify(rest).is_smalltalk:
-                    break
-            except Exception:
-                logger.exception("the small-talk classifier failed; the message goes to the answerer whole")
-                break
-            text = rest
-        return text
 
     # --- commands --------------------------------------------------------------------------------------------
     async def start(self, user: UserRef) -> Reply:
@@ -421,33 +307,14 @@ class ChatService:
         """Index version, last crawl time, queue depth."""
         try:
             data = await resolve(self.status_provider()) if self.status_provider else {}
-        except Exception:
+        except Exception:  # boundary: the provider is bot/'s (index, crawl runs, queue); /status still replies
             logger.exception("status provider failed")
             return Reply(texts.STATUS_UNAVAILABLE, kind="error")
         return Reply(self.format_status(data or {}))
 
     def format_status(self, data: dict[str, Any]) -> str:
-        raw_index, raw_runs = data.get("index"), data.get("runs")
-        index: dict[str, Any] = raw_index if isinstance(raw_index, dict) else {}
-        runs: list[Any] = raw_runs if isinstance(raw_runs, list) else []
-        version = index.get("version") or "belum ada"
-        chunks = index.get("chunks")
-        lines = ["Status layanan:"]
-        lines.append(f"• Versi indeks: {version}" + (f" ({chunks} potongan teks)" if chunks is not None else ""))
-        last_crawl = index.get("last_crawl") or index.get("built_at")
-        for run in runs:
-            if isinstance(run, dict) and str(run.get("status", "")).lower() in ("ok", "success", "succeeded"):
-                last_crawl = run.get("ended_at") or run.get("finished_at") or run.get("started_at") or last_crawl
-                break
-        lines.append(f"• Situs terakhir diperbarui: {last_crawl or 'belum pernah'}")
-        depth = data.get("queue_depth")
-        if depth is None and self.queue_depth is not None:
-            try:
-                depth = self.queue_depth()
-            except Exception:  # pragma: no cover - defensive
-                depth = None
-        lines.append(f"• Antrean pertanyaan: {depth if depth is not None else 0}")
-        return "\n".join(lines)
+        """The ``/status`` text from the status provider's ``data`` (``handlers.status.format_status``)."""
+        return format_status(data, self.queue_depth)
 
     async def reindex(self, user: UserRef) -> Reply:
         """Start a reindex (admins only)."""
@@ -458,7 +325,7 @@ class ChatService:
             return Reply(texts.REINDEX_FAILED.format(detail="fitur pembaruan indeks belum dikonfigurasi."))
         try:
             result = await resolve(self.reindex_trigger(user.key))
-        except Exception as error:
+        except Exception as error:  # boundary: the trigger is bot/'s; the admin is told what went wrong
             logger.exception("reindex trigger failed")
             return Reply(texts.REINDEX_FAILED.format(detail=str(error) or type(error).__name__), kind="error")
         detail = str(result) if result else "berjalan di latar belakang"
@@ -478,7 +345,7 @@ class ChatService:
             answer_id = await resolve(self.admin_answer(question.strip(), answer.strip(), user.key))
         except ValueError as error:
             return Reply(texts.JAWAB_FAILED.format(detail=str(error)), kind="notice")
-        except Exception as error:
+        except Exception as error:  # boundary: the writer is bot/'s (store, index); the admin gets a reply
             logger.exception("saving an admin answer failed")
             return Reply(texts.JAWAB_FAILED.format(detail=type(error).__name__), kind="error")
         return Reply(texts.JAWAB_SAVED.format(id=answer_id, question=question.strip()))
@@ -486,52 +353,11 @@ class ChatService:
     async def langganan(self, user: UserRef, args: str = "") -> Reply:
         """Subscribe to announcements: every one (no argument, ``semua``), or those about a topic (normalised like a
         question, so "bsw" is "beasiswa"). Without an argument when already subscribed: the user's topics."""
-        if user.channel not in PUSH_CHANNELS:
-            return Reply(texts.LANGGANAN_NOT_HERE, kind="notice")
-        if self.subscriptions is None:
-            return Reply(texts.LANGGANAN_FAILED, kind="notice")
-        topic = ALL_TOPICS
-        raw = clean_incoming(args).strip()
-        if raw and raw.casefold() not in ("semua", "all"):
-            topic = normalize_topic(raw)
-            if not topic or len(topic) > MAX_TOPIC_CHARS:
-                return Reply(texts.LANGGANAN_BAD_TOPIC, kind="notice")
-        try:
-            if not raw:
-                have = await asyncio.to_thread(self.subscriptions.topics, user.key)
-                if have:
-                    return Reply(texts.LANGGANAN_LIST.format(topics=texts.topics_list(have)))
-            await asyncio.to_thread(self.subscriptions.subscribe, user.key, user.channel, topic)
-        except ValueError:
-            return Reply(texts.LANGGANAN_TOO_MANY.format(limit=MAX_TOPICS), kind="notice")
-        except Exception:
-            logger.exception("saving a subscription failed for a %s user", user.channel)
-            return Reply(texts.LANGGANAN_FAILED, kind="error")
-        logger.info("subscription added channel=%s topic=%s", user.channel, "all" if topic == ALL_TOPICS else "topic")
-        if topic == ALL_TOPICS:
-            return Reply(texts.LANGGANAN_ALL)
-        return Reply(texts.LANGGANAN_TOPIC.format(topic=topic))
+        return await subscribing.subscribe(self.subscriptions, user, args)
 
     async def berhenti(self, user: UserRef, args: str = "") -> Reply:
         """Unsubscribe: from everything (no argument), or from one topic."""
-        if self.subscriptions is None:
-            return Reply(texts.LANGGANAN_FAILED, kind="notice")
-        raw = clean_incoming(args).strip()
-        topic: str | None = None
-        if raw and raw.casefold() not in ("semua", "all"):
-            topic = normalize_topic(raw)
-            if not topic:
-                return Reply(texts.LANGGANAN_BAD_TOPIC, kind="notice")
-        try:
-            removed = await asyncio.to_thread(self.subscriptions.unsubscribe, user.key, topic)
-        except Exception:
-            logger.exception("removing a subscription failed for a %s user", user.channel)
-            return Reply(texts.LANGGANAN_FAILED, kind="error")
-        if topic is None:
-            return Reply(texts.BERHENTI_ALL if removed else texts.BERHENTI_NONE)
-        if not removed:
-            return Reply(texts.BERHENTI_TOPIC_MISSING.format(topic=topic), kind="notice")
-        return Reply(texts.BERHENTI_TOPIC.format(topic=topic))
+        return await subscribing.unsubscribe(self.subscriptions, user, args)
 
     async def announcement_action(self, user: UserRef, action: str, announcement_id: int, *,
                                   accepted: Callable[[], Any] | None = None) -> Reply:
@@ -542,33 +368,7 @@ class ChatService:
         if not self.is_admin(user):
             logger.info("refused an announcement button from a non-admin %s user", user.channel)
             return Reply(texts.ADMIN_ONLY, kind="notice")
-        desk = self.announcements
-        if desk is None or action not in ("send", "discard"):
-            return Reply(texts.ANNOUNCE_FAILED, kind="notice")
-        try:
-            if action == "send":
-                report = await desk.send(announcement_id, accepted=accepted)
-                title = getattr(await desk.get(announcement_id), "title", "")
-                return Reply(texts.ANNOUNCE_SENT.format(title=title[:80], sent=report.get("sent", 0),
-                                                        skipped=report.get("skipped", 0),
-                                                        failed=report.get("failed", 0)))
-            await desk.discard(announcement_id)
-            title = getattr(await desk.get(announcement_id), "title", "")
-            return Reply(texts.ANNOUNCE_DISCARDED.format(title=title[:80]))
-        except ValueError:  # not pending: say why
-            pass
-        except Exception:
-            logger.exception("announcement %s: %s from Telegram failed", announcement_id, action)
-            return Reply(texts.ANNOUNCE_FAILED, kind="notice")
-        try:
-            current = await desk.get(announcement_id)
-        except Exception:
-            logger.exception("reading announcement %s failed", announcement_id)
-            return Reply(texts.ANNOUNCE_FAILED, kind="notice")
-        status = getattr(current, "status", None)
-        text = {"sent": texts.ANNOUNCE_ALREADY_SENT, "discarded": texts.ANNOUNCE_ALREADY_DISCARDED}.get(
-            str(status), texts.ANNOUNCE_NOT_FOUND)
-        return Reply(text, kind="notice")
+        return await announcing.announcement_action(self.announcements, action, announcement_id, accepted=accepted)
 
     async def feedback(self, user: UserRef, trace_id: str, value: str) -> Reply:
         """Store 👍/👎 with the answer's trace id."""
