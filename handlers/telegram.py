@@ -251,7 +251,7 @@ class TelegramHandlers:
         if isinstance(update, Update) and update.effective_chat is not None:
             try:
                 await context.bot.send_message(update.effective_chat.id, texts.ERROR)
-            except Exception:
+            except Exception:  # boundary: the error handler itself must not raise; the notice is best effort
                 logger.warning("could not send the error notice to the user", exc_info=True)
 
     # --- helpers --------------------------------------------------------------------------------------------

@@ -512,7 +512,7 @@ class WhatsAppWebhook:
             await self.process(message)
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception:  # boundary: one bad message must not stop the others (it runs as a task of its own)
             logger.exception("WhatsApp message %s could not be processed", message.message_id)
 
     async def process(self, message: InboundMessage) -> None:
