@@ -104,6 +104,138 @@ class BuildReport:
         }
 
 
+# --- loading a version -----------------------------------------------------------------------------------------
+def _checked_params(path: Path, name: str, embedder: Embedder, config: RetrievalConfig) -> dict[str, Any]:
+    """The params.json of version ``name`` at ``path`` once the version is complete and was built in this code's
+    format, with ``embedder`` and with ``config``'s BM25 stemming; IndexUnavailable (with the rebuild command)
+    otherwise. Warns when the version was fitted for another similarity calibration."""
+    missing = [f for f in _REQUIRED if not (path / f).exists()]
+    if not path.is_dir() or missing:
+        raise IndexUnavailable(
+            f"index version {name!r} at {path} is missing or partial (missing: {', '.join(missing) or 'all'}); "
+            f"{REBUILD_HINT}."
+        )
+    try:
+        params: dict[str, Any] = json.loads((path / "params.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise IndexUnavailable(f"index version {name!r} has an unreadable params.json ({error}); {REBUILD_HINT}.") from None
+    if params.get("format") != FORMAT_VERSION:
+        raise IndexUnavailable(
+            f"index version {name!r} has format {params.get('format')!r}, this code reads {FORMAT_VERSION}; "
+            f"{REBUILD_HINT} --full."
+        )
+    if params.get("embedder") != embedder.name or params.get("dims") != embedder.dim:
+        raise IndexUnavailable(
+            f"index version {name!r} was built with embedder {params.get('embedder')!r} "
+            f"({params.get('dims')} dims) but EMBEDDER is {embedder.name!r}; rebuild it with "
+            "`python -m bot index --full`."
+        )
+    _check_calibration(name, params, embedder)
+    if params.get("analyzer", {}).get("stemming") != config.bm25_stemming:
+        raise IndexUnavailable(
+            f"index version {name!r} was built with BM25_STEMMING={params.get('analyzer', {}).get('stemming')}; "
+            f"{REBUILD_HINT}."
+        )
+    return params
+
+
+def _check_calibration(name: str, params: dict[str, Any], embedder: Embedder) -> None:
+    """Warn when the version was fitted for another similarity calibration than the embedder's (its fusion
+    constants, and the site's thresholds fitted with it, assume that embedder's cosines). A version built
+    before the field existed was fitted for its embedder, which ``_checked_params`` already matched by name."""
+    recorded = params.get("calibration_id")
+    wanted = calibration_of(embedder)
+    if recorded is not None and recorded != wanted:
+        logger.warning(
+            "index version %s was built and fitted for the similarity calibration %r, but EMBEDDER %r is "
+            "calibrated as %r: its fusion constants and the thresholds fitted with it may not fit. Rebuild "
+            "it with `python -m bot index --full`, then refit with `python -m bot calibrate --dataset FILE`.",
+            name, recorded, embedder.name, wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class _VersionFiles:
+    """The data files of one version, as read from disk."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    labels: np.ndarray
+    hnsw: hnswlib.Index
+    bm25: BM25Index
+    facts: FactsTable
+    aliases: AliasTable
+
+
+def _read_files(path: Path, name: str, params: dict[str, Any]) -> _VersionFiles:
+    """Read the data files of version ``name`` at ``path``; IndexUnavailable when any of them is damaged."""
+    try:
+        chunks = [Chunk(**json.loads(line)) for line in (path / "chunks.jsonl").read_text("utf-8").splitlines() if line]
+        vectors = np.load(path / "vectors.npy")
+        labels = np.load(path / "labels.npy")
+        dims = int(params["dims"])
+        hnsw = hnswlib.Index(space="cosine", dim=dims)
+        hnsw.load_index(str(path / "hnsw.bin"), max_elements=int(params["hnsw"]["max_elements"]))
+        bm25 = BM25Index.load(path)
+        facts = FactsTable.load(path / "facts.sqlite3")
+        aliases = AliasTable.load(path / ALIASES_FILE)  # absent in versions built before aliases: empty
+    except Exception as error:  # boundary: any damage to the files (json, numpy, hnswlib, sqlite3 and more,
+        # each with its own errors) must never crash the process: the version is reported as corrupted
+        raise IndexUnavailable(f"index version {name!r} is corrupted ({type(error).__name__}: {error}); {REBUILD_HINT}.") from None
+    return _VersionFiles(chunks=chunks, vectors=vectors, labels=labels, hnsw=hnsw, bm25=bm25, facts=facts,
+                         aliases=aliases)
+
+
+def _version_info(name: str, params: dict[str, Any], files: _VersionFiles, embedder: Embedder) -> dict[str, object]:
+    """``SearchIndex.info`` of a loaded version (``_fitted_config`` adds ``"fusion"`` when fitted constants apply)."""
+    return {
+        "version": name,
+        "chunks": len(files.chunks),
+        "documents": params["counts"]["documents"],
+        "embedder": params["embedder"],
+        # an index built before the field existed was fitted for its embedder (matched by name in _checked_params)
+        "calibration_id": params.get("calibration_id") or calibration_of(embedder),
+        "built_at": params["built_at"],
+        "corpus_hash": params["corpus_hash"],
+        "facts": params["counts"].get("facts", {}),
+        "aliases": files.aliases.counts(),
+    }
+
+
+def _fitted_config(path: Path, config: RetrievalConfig, info: dict[str, object]) -> RetrievalConfig:
+    """``config`` with the fusion constants fitted for this corpus (fusion.json at ``path``, also recorded as
+    ``info["fusion"]``); ``config`` itself when there is no fit, or a bad one (logged: it must not take the index
+    down)."""
+    try:  # fusion constants fitted for this corpus override the configured defaults
+        fitted = load_fusion(path)
+        if fitted:
+            config = apply_fusion(config, fitted)
+            info["fusion"] = fitted
+    except ValueError as error:  # a bad fit must not take the index down
+        logger.warning("ignoring %s: %s", FUSION_FILE, error)
+    return config
+
+
+# --- sharing versions ------------------------------------------------------------------------------------------
+def _warm_cache(embedder: Embedder, path: Path, name: str) -> None:
+    """Give the passage cache the vectors of version ``name`` fetched to ``path`` (same embedder), so this host's
+    next build embeds only what changed, not the whole site once more. Best effort: a failure only logs."""
+    if not isinstance(embedder, CachedEmbedder):
+        return
+    try:
+        params = json.loads((path / "params.json").read_text(encoding="utf-8"))
+        if params.get("embedder") != embedder.name or params.get("dims") != embedder.dim:
+            return
+        chunks = [Chunk(**json.loads(line)) for line in (path / "chunks.jsonl").read_text("utf-8").splitlines()
+                  if line]
+        started = time.perf_counter()
+        count = embedder.remember([passage_text(c) for c in chunks], np.load(path / "vectors.npy"))
+        logger.info("passage cache: %d vectors of version %s in %.2f s", count, name,
+                    time.perf_counter() - started)
+    except Exception as error:  # boundary: best effort (any damage to the files, any cache error): a cold
+        # cache only costs embeddings at the next build, so a failure only logs
+        logger.warning("could not add the vectors of index version %s to the passage cache: %s", name, error)
+
+
 class IndexManager:
     """Builds index versions under ``root`` and serves the current one, reloading when the pointer changes."""
 
@@ -182,84 +314,18 @@ class IndexManager:
     def load(self, name: str) -> SearchIndex:
         """Load one version directory; IndexUnavailable (with the rebuild command) if anything is wrong."""
         path = self.versions_dir / name
-        missing = [f for f in _REQUIRED if not (path / f).exists()]
-        if not path.is_dir() or missing:
-            raise IndexUnavailable(
-                f"index version {name!r} at {path} is missing or partial (missing: {', '.join(missing) or 'all'}); "
-                f"{REBUILD_HINT}."
-            )
-        try:
-            params = json.loads((path / "params.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise IndexUnavailable(f"index version {name!r} has an unreadable params.json ({error}); {REBUILD_HINT}.") from None
-        if params.get("format") != FORMAT_VERSION:
-            raise IndexUnavailable(
-                f"index version {name!r} has format {params.get('format')!r}, this code reads {FORMAT_VERSION}; "
-                f"{REBUILD_HINT} --full."
-            )
-        if params.get("embedder") != self.embedder.name or params.get("dims") != self.embedder.dim:
-            raise IndexUnavailable(
-                f"index version {name!r} was built with embedder {params.get('embedder')!r} "
-                f"({params.get('dims')} dims) but EMBEDDER is {self.embedder.name!r}; rebuild it with "
-                "`python -m bot index --full`."
-            )
-        self._check_calibration(name, params)
-        if params.get("analyzer", {}).get("stemming") != self.config.bm25_stemming:
-            raise IndexUnavailable(
-                f"index version {name!r} was built with BM25_STEMMING={params.get('analyzer', {}).get('stemming')}; "
-                f"{REBUILD_HINT}."
-            )
-        try:
-            chunks = [Chunk(**json.loads(line)) for line in (path / "chunks.jsonl").read_text("utf-8").splitlines() if line]
-            vectors = np.load(path / "vectors.npy")
-            labels = np.load(path / "labels.npy")
-            dims = int(params["dims"])
-            hnsw = hnswlib.Index(space="cosine", dim=dims)
-            hnsw.load_index(str(path / "hnsw.bin"), max_elements=int(params["hnsw"]["max_elements"]))
-            bm25 = BM25Index.load(path)
-            facts = FactsTable.load(path / "facts.sqlite3")
-            aliases = AliasTable.load(path / ALIASES_FILE)  # absent in versions built before aliases: empty
-        except Exception as error:  # any damage to the files: never crash the process
-            raise IndexUnavailable(f"index version {name!r} is corrupted ({type(error).__name__}: {error}); {REBUILD_HINT}.") from None
-        if not (len(chunks) == vectors.shape[0] == labels.shape[0] == bm25.n_docs == params["counts"]["chunks"]):
+        params = _checked_params(path, name, self.embedder, self.config)
+        files = _read_files(path, name, params)
+        if not (len(files.chunks) == files.vectors.shape[0] == files.labels.shape[0] == files.bm25.n_docs
+                == params["counts"]["chunks"]):
             raise IndexUnavailable(f"index version {name!r} is inconsistent (row counts differ); {REBUILD_HINT}.")
-        info = {
-            "version": name,
-            "chunks": len(chunks),
-            "documents": params["counts"]["documents"],
-            "embedder": params["embedder"],
-            # an index built before the field existed was fitted for its embedder (matched by name above)
-            "calibration_id": params.get("calibration_id") or calibration_of(self.embedder),
-            "built_at": params["built_at"],
-            "corpus_hash": params["corpus_hash"],
-            "facts": params["counts"].get("facts", {}),
-            "aliases": aliases.counts(),
-        }
-        config = self.config
-        try:  # fusion constants fitted for this corpus override the configured defaults
-            fitted = load_fusion(path)
-            if fitted:
-                config = apply_fusion(config, fitted)
-                info["fusion"] = fitted
-        except ValueError as error:  # a bad fit must not take the index down
-            logger.warning("ignoring %s: %s", FUSION_FILE, error)
+        info = _version_info(name, params, files, self.embedder)
+        config = _fitted_config(path, self.config, info)
         return SearchIndex(
-            chunks=chunks, vectors=vectors, hnsw=hnsw, labels=labels, bm25=bm25, facts=facts,
-            embedder=self.embedder, config=config, info=info, reranker=self.reranker, aliases=aliases,
+            chunks=files.chunks, vectors=files.vectors, hnsw=files.hnsw, labels=files.labels, bm25=files.bm25,
+            facts=files.facts, embedder=self.embedder, config=config, info=info, reranker=self.reranker,
+            aliases=files.aliases,
         )
-
-    def _check_calibration(self, name: str, params: dict[str, Any]) -> None:
-        """Warn when the version was fitted for another similarity calibration than the embedder's (its fusion
-        constants, and the site's thresholds fitted with it, assume that embedder's cosines). A version built
-        before the field existed was fitted for its embedder, which ``load`` already matched by name."""
-        recorded = params.get("calibration_id")
-        wanted = calibration_of(self.embedder)
-        if recorded is not None and recorded != wanted:
-            logger.warning(
-                "index version %s was built and fitted for the similarity calibration %r, but EMBEDDER %r is "
-                "calibrated as %r: its fusion constants and the thresholds fitted with it may not fit. Rebuild "
-                "it with `python -m bot index --full`, then refit with `python -m bot calibrate --dataset FILE`.",
-                name, recorded, self.embedder.name, wanted)
 
     def _fusion_stamp(self, name: str) -> int:
         try:
@@ -381,7 +447,8 @@ class IndexManager:
             raise
         try:
             self.store.prune(self.keep_versions, protect=(name,))
-        except Exception as error:
+        except Exception as error:  # boundary: the store's errors vary (StoreError, driver errors); the version is
+            # published already, so a failed prune of old ones only logs, never fails the build
             logger.warning("pruning old index versions in the shared store failed: %s", error)
 
     def sync(self) -> str | None:
@@ -427,27 +494,8 @@ class IndexManager:
                 self.reload_if_changed()
             except IndexUnavailable:
                 pass  # reported by whoever asks for the index next; the cache is filled all the same
-            self._warm_cache(latest)
+            _warm_cache(self.embedder, self.versions_dir / latest, latest)
         return latest
-
-    def _warm_cache(self, name: str) -> None:
-        """Give the passage cache the vectors of a fetched version (same embedder), so this host's next build
-        embeds only what changed, not the whole site once more. Best effort: a failure only logs."""
-        if not isinstance(self.embedder, CachedEmbedder):
-            return
-        path = self.versions_dir / name
-        try:
-            params = json.loads((path / "params.json").read_text(encoding="utf-8"))
-            if params.get("embedder") != self.embedder.name or params.get("dims") != self.embedder.dim:
-                return
-            chunks = [Chunk(**json.loads(line)) for line in (path / "chunks.jsonl").read_text("utf-8").splitlines()
-                      if line]
-            started = time.perf_counter()
-            count = self.embedder.remember([passage_text(c) for c in chunks], np.load(path / "vectors.npy"))
-            logger.info("passage cache: %d vectors of version %s in %.2f s", count, name,
-                        time.perf_counter() - started)
-        except Exception as error:
-            logger.warning("could not add the vectors of index version %s to the passage cache: %s", name, error)
 
     def _cleanup(self, keep: set[str | None]) -> None:
         """Remove old versions (all but ``keep`` and the newest ``keep_versions``) and leftovers; under the lock."""
