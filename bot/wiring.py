@@ -118,7 +118,7 @@ def build_announcement_desk(settings: Settings, store=None, state=None):  # -> b
             for sender in senders.values():
                 try:
                     await sender.close()
-                except Exception as error:  # closing is a courtesy
+                except Exception as error:  # boundary: cleanup in a finally, closing is a courtesy and must not mask the delivery's report
                     logger.debug("closing an announcement sender failed: %s", error)
 
     return AnnouncementDesk(store, deliver)
@@ -402,9 +402,11 @@ def fetch_shared_calibration(settings: Settings) -> list[str]:
     store = build_file_store(settings)
     if store is None:
         return []
+    from storage.errors import StoreError
+
     try:
         result = store.sync(calibration_files(settings))
-    except Exception as error:  # PostgreSQL away: the calibration here keeps deciding
+    except (StoreError, OSError) as error:  # PostgreSQL away, a file here unreadable: the calibration here keeps deciding
         logger.warning("could not check PostgreSQL for the site's calibration: %s; using the files here", error)
         return []
     for line in result.errors:
@@ -438,7 +440,7 @@ def publish_calibration(settings: Settings, path) -> str | None:
                 client.publish(keys.INDEX_CHANNEL, json.dumps({"calibration": name}))
             finally:
                 client.close()
-        except Exception as error:  # the watchers' periodic check brings it instead
+        except (redis.exceptions.RedisError, ValueError) as error:  # Redis away, a bad URL: the watchers' periodic check brings it instead
             logger.warning("could not announce %s on Redis (%s); replicas take it at their next check", name, error)
     return name
 
@@ -539,9 +541,11 @@ class ChannelStores:
     async def ping(self) -> bool:
         if self.client is None:
             return True
+        from redis.exceptions import RedisError
+
         try:
             return bool(await self.client.ping())
-        except Exception:
+        except (RedisError, OSError):  # Redis away or timing out: not ok
             return False
 
     async def close(self) -> None:
@@ -664,7 +668,7 @@ async def build_answering(settings: Settings, metrics=None) -> Answering:
     def index_ready() -> bool:
         try:
             return manager.current() is not None
-        except Exception:
+        except Exception:  # boundary: a health check answers False rather than fail the probe
             return False
 
     def queue_depth() -> int:
@@ -724,7 +728,7 @@ class ServeOperations:
         if self.schedule is not None:
             try:
                 next_run = self.schedule.next_run_time()
-            except Exception:  # a bad REINDEX_CRON is reported by the schedule itself
+            except Exception:  # boundary: the admin page renders without a next run; a bad REINDEX_CRON is reported by the schedule itself
                 next_run = None
         return index_facts(index, self.timezone, next_run)
 
@@ -969,13 +973,13 @@ def build_index_watcher(settings: Settings, index_manager, *, redis=None, metric
         if getattr(index_manager, "store", None) is not None:
             try:
                 synced = index_manager.sync()  # a fetched version is loaded by sync itself
-            except Exception as error:  # PostgreSQL away, a bad download: the version in use keeps serving
+            except Exception as error:  # boundary: the watcher's reload (PostgreSQL away, a bad download, a version that will not load): the version in use keeps serving
                 logger.error("could not bring the shared index version here: %s; still serving %s", error,
                              index_manager.current_version())
         if calibration is not None:
             try:
                 calibration.sync()
-            except Exception:  # the calibration in use keeps deciding
+            except Exception:  # boundary: the watcher's reload goes on; the calibration in use keeps deciding
                 logger.exception("could not take the site's calibration from PostgreSQL")
         changed = index_manager.reload_if_changed() or synced is not None
         if changed and metrics is not None:
@@ -1047,7 +1051,7 @@ def ensure_index(settings: Settings, progress=None) -> None:
         try:
             if build_index_manager(settings).sync() is not None:
                 return
-        except Exception as error:  # PostgreSQL away, a bad download: build one here instead
+        except Exception as error:  # boundary: start-up falls back (PostgreSQL away, a bad download, a version that will not load): build one here instead
             logger.warning("could not fetch the shared index version (%s); building one here", error)
     run = asyncio.run(run_reindex_once(settings, "cli", progress=progress, use_redis=False))
     if run.status != "SUCCESS":
@@ -1176,7 +1180,7 @@ def build_insights(settings: Settings, *, embedder=None, index_manager=None):  #
             try:
                 if locked(4 * 3600.0, today) == "busy":
                     logger.error("admin answers not indexed: the reindex lock stayed busy for 4 hours")
-            except Exception:
+            except Exception:  # boundary: a background thread's top level; nothing above it would log the failure
                 logger.exception("rebuilding the index for the admin answers failed")
 
         threading.Thread(target=later, name="admin-answers-index", daemon=True).start()
