@@ -205,7 +205,7 @@ class Deliverer:
                 break
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # network errors, timeouts, 5xx after the client's own retries
+            except Exception as error:  # boundary: one recipient's send over any channel (network, timeouts, 5xx after the client's retries): retried, then recorded failed; the delivery goes on
                 detail = f"{type(error).__name__}: {str(error)[:120]}"
                 if attempts > self.retries:
                     status = "failed"
@@ -216,5 +216,5 @@ class Deliverer:
         try:
             await self._blocking(self.store.finish_delivery, announcement.id, user_key, status, detail=detail,
                                  attempts=attempts)
-        except Exception:  # the claim stands: it is never sent twice, only its outcome is unrecorded
+        except Exception:  # boundary: the per-recipient delivery loop goes on; the claim stands (never sent twice), only its outcome is unrecorded
             logger.exception("recording a delivery of announcement %s failed", announcement.id)

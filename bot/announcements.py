@@ -103,7 +103,7 @@ class AnnouncementFinder:
         Never raises: announcements must not fail a reindex."""
         try:
             drafts = self._detect(Path(staging))
-        except Exception:
+        except Exception:  # boundary: capture never raises, announcements must not fail a reindex
             logger.exception("finding announcements failed; the reindex goes on without them")
             drafts = []
         with self._lock:
@@ -174,7 +174,7 @@ class AnnouncingReindexJob(ReindexJob):
         loop = asyncio.get_running_loop()
         try:
             added = await loop.run_in_executor(None, self.finder.record, drafts, final.run_id)
-        except Exception:
+        except Exception:  # boundary: the reindex run is already final; recording its announcements must not change it
             logger.exception("recording the announcements of run %s failed", final.run_id)
             return final
         line = {"run_id": final.run_id, "stage": "announcements",
@@ -182,19 +182,19 @@ class AnnouncingReindexJob(ReindexJob):
                 "recorded": len(added), "ids": [a.id for a in added]}
         try:
             await loop.run_in_executor(None, self.runs.log, final.run_id, line)
-        except Exception as error:  # the announcements are stored; the log line is a courtesy
+        except Exception as error:  # boundary: the announcements are stored; the run-log line is a courtesy
             logger.warning("could not log the announcements of run %s: %s", final.run_id, error)
         logger.info("reindex %s: %d announcement(s) recorded", final.run_id, len(added))
         if self.send_now is None and self.notify is not None and added:
             try:
                 await notify_pending(self.notify, added)
-            except Exception:  # they wait on /admin all the same
+            except Exception:  # boundary: notifying admins is a courtesy; they wait on /admin all the same
                 logger.exception("notifying the admins of run %s's announcements failed", final.run_id)
         if self.send_now is not None:
             for announcement in added:
                 try:
                     await self.send_now(announcement.id)
-                except Exception:  # it stays recorded; the admin page shows its counts
+                except Exception:  # boundary: each auto send is independent; it stays recorded and the admin page shows its counts
                     logger.exception("sending announcement %s at once (ANNOUNCE_MODE=auto) failed", announcement.id)
         return final
 
@@ -234,7 +234,7 @@ class AnnouncementDesk:
         if accepted is not None:
             try:
                 await accepted()
-            except Exception as error:  # answering the button is a courtesy; the delivery goes on
+            except Exception as error:  # boundary: answering the button is a courtesy; the delivery goes on
                 logger.warning("acknowledging announcement %s failed: %s", announcement_id, type(error).__name__)
         announcement = await self._blocking(self.store.announcement, announcement_id)
         if self._deliverer is None:

@@ -233,20 +233,20 @@ class ServeApp:
         if self.runner is not None:
             try:
                 await self.runner.cleanup()
-            except Exception:
+            except Exception:  # boundary: shutdown; every step runs even when an earlier one fails
                 logger.warning("closing the HTTP server failed", exc_info=True)
             self.runner = None
         started, self.channels = self.channels, []
         for channel in reversed(started):
             try:
                 await channel.stop()
-            except Exception:
+            except Exception:  # boundary: shutdown; every step runs even when an earlier one fails
                 logger.warning("stopping the %s channel failed", channel.name, exc_info=True)
         closers, self._closers = self._closers, []
         for close in reversed(closers):
             try:
                 await resolve(close())
-            except Exception:
+            except Exception:  # boundary: shutdown; every step runs even when an earlier one fails
                 logger.warning("shutdown step failed", exc_info=True)
 
     async def run_forever(self, stop_event: asyncio.Event | None = None) -> None:

@@ -358,7 +358,7 @@ def _publish_calibration(settings: Settings, path: Path | None) -> int:
         return 0
     try:
         name = wiring.publish_calibration(settings, path)
-    except Exception as error:
+    except Exception as error:  # boundary: the CLI command reports any publish failure and exits 1 (the file here is saved)
         print(f"error: saved to {path} but not published to PostgreSQL ({error}); the other hosts keep their "
               "calibration until `calibrate` runs again", file=sys.stderr)
         return 1

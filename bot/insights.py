@@ -236,7 +236,7 @@ class Insights:
         if announcements is not None:
             try:
                 sent = list(announcements(week_ago, now))
-            except Exception as error:  # the rest of the digest still goes out
+            except Exception as error:  # boundary: the digest still goes out without the announcements
                 logger.warning("the digest could not read the announcements: %s", type(error).__name__)
                 sent = None
         return format_digest(new, votes, recent, since=week_ago, until=now, zone=self.zone, announcements=sent)
@@ -319,7 +319,7 @@ class DigestSender:
             try:
                 if not await self.claims.claim(f"digest:{tick.isoformat()}", ttl_seconds=7 * 86400):
                     return 0
-            except Exception as error:  # no claim store: sending twice beats not sending
+            except Exception as error:  # boundary: the digest is sent anyway without a claim store; sending twice beats not sending
                 logger.warning("digest claim failed (%s); sending anyway", error)
         loop = asyncio.get_running_loop()
 

@@ -55,7 +55,7 @@ class Readiness:
         started = time.perf_counter()
         try:
             await self.warm_up()
-        except Exception as error:  # the model file is missing, the inference server is down, a timeout …
+        except Exception as error:  # boundary: the warm-up task (a missing model file, the inference server down, a timeout …) becomes a 503 state
             self.llm_state, self._failed_at = "failed", time.monotonic()
             self.llm_detail = f"{type(error).__name__}: {error}"[:300]
             logger.error("LLM warm-up failed: %s; /readyz stays 503 until it answers", self.llm_detail)
@@ -82,7 +82,7 @@ class Readiness:
             self.start()  # the inference server may be back: try again in the background
         try:
             info = self.index_info()
-        except Exception as error:
+        except Exception as error:  # boundary: the /readyz probe reports the index as not ok rather than fail
             info, index_error = None, f"{type(error).__name__}: {error}"[:300]
         else:
             index_error = ""
@@ -95,13 +95,13 @@ class Readiness:
         if self.redis_ping is not None:
             try:
                 redis = "ok" if await self.redis_ping() else "degraded"
-            except Exception:
+            except Exception:  # boundary: the /readyz probe reports Redis as degraded rather than fail
                 redis = "degraded"
         last: dict[str, Any] | None = None
         if self.last_run is not None:
             try:
                 run = await resolve(self.last_run())
-            except Exception as error:
+            except Exception as error:  # boundary: the /readyz probe reports the run history as unknown rather than fail
                 run = {"status": "unknown", "error": f"run history unavailable: {error}"[:300]}
             if run:
                 last = {key: run.get(key) for key in ("run_id", "status", "trigger", "started_at", "ended_at", "error")

@@ -240,7 +240,7 @@ def run_announcements(log: Sequence[Mapping[str, Any]], store: Any) -> dict[str,
                 "id": a.id, "title": a.title, "url": a.url, "date": a.date, "status": a.status,
                 "status_label": ANNOUNCEMENT_STATUS_LABELS.get(a.status, a.status),
                 "deliveries": {k: int(counts.get(k, 0)) for k in ("sent", "skipped", "failed", "sending")}})
-    except Exception as error:  # PostgreSQL away, a broken file: say so on the page
+    except Exception as error:  # boundary: the admin page renders (PostgreSQL away, a broken file) and says so on the page
         out["error"] = f"pengumuman tidak dapat dibaca ({type(error).__name__})"
     return out
 
@@ -392,7 +392,7 @@ class RunViews:
         if self.next_run is not None:
             try:
                 next_run = self.next_run()
-            except Exception:  # a broken cron expression is reported by the scheduler itself
+            except Exception:  # boundary: the admin page renders without a next run; a broken cron expression is reported by the scheduler itself
                 next_run = None
         return {
             "timezone": self.timezone,

@@ -137,7 +137,7 @@ async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitab
         if request.path.startswith("/admin"):
             return json_error(503, f"the store is unavailable: {error}")
         return json_error(503, "the database is unavailable right now; try again in a moment")
-    except Exception:
+    except Exception:  # boundary: the outermost HTTP middleware; any handler error is a logged 500
         logger.exception("unhandled error on %s %s", request.method, request.path)
         return json_error(500, "internal error; see the server log")
 
@@ -212,7 +212,7 @@ class _Routes:
             return page
         try:
             form = await request.post()
-        except Exception:
+        except Exception:  # boundary: the login handler; an unreadable form (too large, bad encoding) is a failed login
             form = {}
         given = form.get("token", "") if hasattr(form, "get") else ""
         if not isinstance(given, str) or not self.auth.finish(attempt, given.strip()):
@@ -233,7 +233,7 @@ class _Routes:
         session = self._session(request)
         try:
             form = await request.post()
-        except Exception:
+        except Exception:  # boundary: the logout handler; an unreadable form means no CSRF token
             form = {}
         given = form.get("csrf") if hasattr(form, "get") else None
         if session is not None and self.auth.csrf_ok(session, given if isinstance(given, str) else None):
@@ -252,7 +252,7 @@ class _Routes:
                 status = await resolve(self.parts.admin_status())
                 if isinstance(status, dict):
                     data.update(status)
-            except Exception as error:
+            except Exception as error:  # boundary: the admin status page renders with the provider's error shown
                 logger.exception("admin status provider failed")
                 data["error"] = f"status unavailable: {error}"
         if self.parts.feedback_counts is not None:
@@ -267,7 +267,7 @@ class _Routes:
             return json_error(503, "reindex is not available in this process")
         try:
             result = await resolve(self.parts.reindex())
-        except Exception as error:
+        except Exception as error:  # boundary: the admin handler answers 409 with why the reindex could not start
             logger.exception("reindex from the admin page failed")
             return json_error(409, f"reindex could not start: {error}")
         return web.json_response({"started": True, "detail": str(result) if result else ""}, status=202)
@@ -475,7 +475,7 @@ class _Routes:
         for name, check in self.parts.health_checks.items():
             try:
                 checks[name] = bool(await asyncio.wait_for(resolve(check()), HEALTH_CHECK_SECONDS))
-            except Exception:
+            except Exception:  # boundary: /healthz lists a failing check as False; liveness never fails on a check
                 checks[name] = False
         return web.json_response({"status": "ok", "checks": checks})
 
@@ -493,7 +493,7 @@ class _Routes:
         if self.parts.before_metrics is not None:
             try:
                 self.parts.before_metrics()
-            except Exception:
+            except Exception:  # boundary: a metrics scrape still answers with the gauges as they were
                 logger.warning("refreshing gauges before a metrics scrape failed", exc_info=True)
         body, content_type = self.parts.metrics.render()
         response = web.Response(body=body)

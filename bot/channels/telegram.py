@@ -105,7 +105,7 @@ class TelegramChannel(Channel):
         )
         try:
             await application.initialize()
-        except Exception as error:  # bad token, Bot API unreachable: keep the other channels running
+        except Exception as error:  # boundary: channel start-up (bad token, Bot API unreachable): keep the other channels running
             logger.error("Telegram disabled: could not reach the Bot API at %s (%s). Check TELEGRAM_TOKEN and "
                          "TELEGRAM_API_BASE_URL.", s.telegram_api_base_url, error)
             with contextlib.suppress(Exception):
@@ -123,7 +123,7 @@ class TelegramChannel(Channel):
             try:
                 await application.bot.set_webhook(url=s.telegram_webhook_url, secret_token=secret,
                                                   allowed_updates=ALLOWED_UPDATES)
-            except Exception as error:
+            except Exception as error:  # boundary: channel start-up; the other channels keep running, the log says how to fix the webhook
                 logger.error("setWebhook failed (%s); updates may not arrive. Check that TELEGRAM_WEBHOOK_URL is a "
                              "public HTTPS URL ending in /telegram/webhook.", error)
             return
@@ -135,7 +135,7 @@ class TelegramChannel(Channel):
                 allowed_updates=ALLOWED_UPDATES,
                 error_callback=lambda error: logger.warning("Telegram polling error: %s", error),
             )
-        except Exception as error:
+        except Exception as error:  # boundary: channel start-up; the other channels keep running
             logger.error("Telegram polling could not start (%s); the other channels keep running", error)
 
     async def webhook(self, request: web.Request) -> web.Response:
@@ -159,7 +159,7 @@ class TelegramChannel(Channel):
             return web.Response(text="duplicate")
         try:
             update = Update.de_json(data, application.bot)
-        except Exception as error:
+        except Exception as error:  # boundary: the webhook handler; a malformed update is ignored, not a 500 that Telegram re-delivers
             logger.warning("Telegram update %s could not be parsed (%s); ignored", data.get("update_id"), error)
             return web.Response(text="ignored")
         await application.update_queue.put(update)
@@ -176,7 +176,7 @@ class TelegramChannel(Channel):
             if application.running:
                 await application.stop()
             await application.shutdown()
-        except Exception:
+        except Exception:  # boundary: shutdown; the other stop steps still run
             logger.warning("Telegram shutdown failed", exc_info=True)
 
 

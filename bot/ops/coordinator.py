@@ -78,7 +78,7 @@ class ReindexCoordinator:
     async def _recover(self) -> Any:
         try:
             return await self.job.recover()
-        except Exception:
+        except Exception:  # boundary: a background start-up task; the next run retries the recovery
             logger.exception("start-up recovery of the reindex job failed; the next run retries it")
             return None
 
@@ -87,7 +87,7 @@ class ReindexCoordinator:
         if self.claims is not None:
             try:
                 won = await self.claims.claim(tick.isoformat(), ttl_seconds=self.tick_claim_ttl_seconds)
-            except Exception as error:  # Redis down: do not run N copies blindly; the next tick will retry
+            except Exception as error:  # boundary: the scheduled tick (Redis down, a claims file unwritable): do not run N copies blindly; the next tick retries
                 logger.error("could not claim the reindex tick %s (%s); skipping it", tick.isoformat(), error)
                 return None
             if not won:
@@ -125,7 +125,7 @@ class ReindexCoordinator:
             self.metrics.reindex_started()
         try:
             run: JobRun = await self.job.run(trigger, requested_by=requested_by)
-        except Exception:
+        except Exception:  # boundary: the job runner resets the running gauge whatever failed, then re-raises (nothing swallowed)
             if self.metrics is not None:
                 self.metrics.reindex_running.set(0)
             raise
@@ -149,7 +149,7 @@ class ReindexCoordinator:
             return  # a quiet, successful nightly run
         try:
             await self.notify(format_run_summary(run), targets)
-        except Exception:
+        except Exception:  # boundary: notifying admins is after the run; any channel failure is logged, the run's result stands
             logger.exception("could not notify admins about run %s", run.run_id)
 
     async def wait_idle(self) -> JobRun | None:

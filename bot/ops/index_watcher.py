@@ -65,7 +65,7 @@ class IndexWatcher:
             await asyncio.sleep(self.interval)
             try:
                 await self.check()
-            except Exception:
+            except Exception:  # boundary: the watcher's poll loop keeps running; the next check retries
                 logger.exception("index pointer check failed")
 
     async def _listen(self) -> None:
@@ -88,7 +88,7 @@ class IndexWatcher:
                     await self.check()
             except asyncio.CancelledError:
                 raise
-            except Exception as error:
+            except Exception as error:  # boundary: the pub/sub listener loop reconnects with backoff; the poll still picks changes up
                 logger.warning("index pub/sub listener stopped (%s); retrying in %.0fs", error, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
