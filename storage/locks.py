@@ -231,7 +231,7 @@ class RedisLock:
                     return
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # Redis hiccup: keep trying until the TTL runs out
+            except Exception as error:  # boundary: the renewal loop keeps trying through a Redis hiccup until the TTL runs out
                 logger.warning("could not renew lock %s: %s", self.name, error)
 
     async def release(self) -> bool:
@@ -246,7 +246,7 @@ class RedisLock:
             return False
         try:
             result = await asyncio.wait_for(self.client.eval(_RELEASE, 1, self.name, token), self.timeout)
-        except Exception as error:
+        except Exception as error:  # boundary: release runs in finally blocks and must not mask their outcome; the lock expires by itself
             logger.warning("could not release lock %s (it expires by itself): %s", self.name, error)
             return False
         return bool(result)

@@ -154,7 +154,7 @@ class Registry(Generic[F]):
             self._entry_points_read = True
             try:
                 found = metadata.entry_points(group=self.group)
-            except Exception as error:  # broken metadata of some installed package: the built-ins still work
+            except Exception as error:  # boundary: broken metadata of some installed package, the built-ins still work
                 logger.warning("could not read the %s entry points (%s): %s", self.group, type(error).__name__, error)
                 return
             for entry in found:
@@ -162,7 +162,7 @@ class Registry(Generic[F]):
                     continue
                 try:
                     target = entry.load()
-                except Exception as error:  # a plugin that fails to import must not take the others down
+                except Exception as error:  # boundary: a plugin that fails to import must not take the others down
                     self._broken[entry.name] = f"{type(error).__name__}: {error}"
                     logger.warning("the %s entry point %r (%s) did not load: %s", self.group, entry.name, entry.value,
                                    self._broken[entry.name])

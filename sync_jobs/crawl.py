@@ -342,7 +342,7 @@ class _Crawl:
                     self.aborted = True
                     self.errors.append(f"stopped after {self.failures_in_a_row} failed requests in a row: "
                                        "the site looks down")
-            except Exception as error:  # one bad page must not end the crawl
+            except Exception as error:  # boundary: the crawl worker loop, one bad page must not end the crawl
                 logger.exception("crawl: unexpected error on %s", url)
                 self.outcomes[normalize_url(url)] = _Outcome("failed", url, reason=f"{type(error).__name__}: {error}")
             finally:

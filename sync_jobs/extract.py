@@ -101,7 +101,7 @@ def _trafilatura_blocks(html: str, url: str) -> list[Block]:
         xml = trafilatura.extract(html, url=url, output_format="xml", include_tables=True, include_comments=False,
                                   include_links=False, include_images=False, include_formatting=False,
                                   favor_recall=True, deduplicate=False, with_metadata=False)
-    except Exception:  # trafilatura raises a variety of parser errors on broken markup
+    except Exception:  # boundary: third-party parser, trafilatura raises a variety of parser errors on broken markup; the fallback extracts
         logger.debug("trafilatura failed on %s", url, exc_info=True)
         return []
     if not xml:
@@ -365,7 +365,7 @@ def _parse_flat(url: str, body: bytes, content_type: str, fetched_at: str) -> Pa
     html = decode_body(body, content_type)
     try:
         text = trafilatura.extract(html, url=url, include_tables=True, favor_recall=True) or ""
-    except Exception:  # trafilatura raises a variety of parser errors on broken markup
+    except Exception:  # boundary: third-party parser, trafilatura raises a variety of parser errors on broken markup; the fallback extracts
         text = ""
     if not text:
         text = re.sub(r"<[^>]+>", " ", re.sub(r"(?is)<(script|style)[^>]*>.*?</\1>", " ", html))

@@ -200,7 +200,7 @@ class ReindexJob:
         def write() -> None:
             try:
                 self.runs.set_progress(run.run_id, stage, done, total)
-            except Exception as error:  # progress is a courtesy: never fail a run over it
+            except Exception as error:  # boundary: progress is a courtesy, never fail a run over it
                 logger.debug("could not record the progress of run %s: %s", run.run_id, error)
 
         try:
@@ -235,7 +235,7 @@ class ReindexJob:
         started = time.perf_counter()
         try:
             acquired = await self.lock.acquire()
-        except Exception as error:
+        except Exception as error:  # boundary: the job runner records a lock failure as a FAILED run (run() never raises for job failures)
             return await self._finish(run, "FAILED", error=f"could not take the reindex lock: {error}")
         if not acquired:
             owner = None
@@ -255,7 +255,7 @@ class ReindexJob:
             reason = str(cancelled) or "the run was cancelled (shutdown)"
             await asyncio.shield(self._finish(run, "ABORTED", error=reason))
             raise
-        except Exception as error:
+        except Exception as error:  # boundary: the job runner records any failure as a FAILED run (run() never raises for job failures)
             logger.exception("reindex %s failed", run.run_id)
             return await self._finish(run, "FAILED", error=f"{type(error).__name__}: {error}"[:1000])
         finally:
@@ -366,7 +366,7 @@ class ReindexJob:
             payload = {"version": report.version, "run_id": run.run_id, "chunks": report.total}
             try:
                 receivers = await self._publish(payload)
-            except Exception as error:  # the pointer check still picks it up
+            except Exception as error:  # boundary: the announcement is a courtesy; the pointer check still picks it up
                 logger.warning("could not announce index %s: %s", report.version, error)
                 receivers = None
             await self._stage(run, "announce", t, version=report.version, receivers=receivers)
