@@ -185,7 +185,7 @@ class LLMPool:
                 last = pos
                 try:
                     await on_position(pos)
-                except Exception:  # a failing notifier must not break the answer
+                except Exception:  # boundary: a failing notifier must not break the answer
                     logger.warning("on_position callback failed", exc_info=True)
             await asyncio.sleep(0.2)
 

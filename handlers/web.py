@@ -162,7 +162,7 @@ class WebApi:
         k = self._k(body.get("k", body.get("top_k", 5)))
         try:
             hits = await self.search(query, k)
-        except Exception as error:  # no index yet, or it could not be read: the route is unavailable, not broken
+        except Exception as error:  # boundary: no index yet, or it could not be read: the route is unavailable, not broken
             logger.warning("retrieval failed for /api/retrieve: %s", error)
             raise WebApiError(503, "retrieval is not available right now: build the index first "
                                    "(python -m bot reindex) or try again") from None

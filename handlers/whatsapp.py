@@ -281,7 +281,7 @@ def _read_message(
     try:
         update = _typed_update(client, envelope, message_id)
         fields = _classify(update, raw_type)
-    except Exception as error:  # a shape pywa cannot read: the student still hears from us
+    except Exception as error:  # boundary: a shape pywa cannot read: the student still hears from us
         logger.warning("WhatsApp message %s (type %r) could not be read (%s); it gets the text-only notice",
                        message_id, raw_type[:40], type(error).__name__)
         sent_at = float(envelope["entry"][0]["changes"][0]["value"]["messages"][0]["timestamp"])
@@ -580,7 +580,7 @@ class WhatsAppWebhook:
     async def _mark_read(self, message_id: str) -> None:
         try:
             await self.graph.mark_read(message_id, typing=True)
-        except Exception as error:  # a missing read receipt must not cost the reply
+        except Exception as error:  # boundary: a missing read receipt must not cost the reply
             logger.warning("WhatsApp mark-as-read failed: %s", error)
 
     async def within_window(self, user: UserRef, last_inbound: float | None = None) -> bool:
