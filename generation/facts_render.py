@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["facts_usable", "render_facts"]
+__all__ = ["facts_verdict", "facts_usable", "render_facts"]
 
 
 _WHEN_OR_WHERE = re.compile(r"\b(jadwal|jadwalnya|hari|jam|pukul|ruang|ruangan|kapan|di\s?mana|tanggal)\b",
@@ -20,15 +20,22 @@ def facts_usable(constraints: dict[str, Any], rows: Sequence[dict[str, Any]], qu
     the asked attribute ("nomor HP pribadi Prof. X") or a course named in passing ("syarat mengambil skripsi") is
     not an answer; the text pipeline takes those. The lecturers listing a named course answer "who teaches it"
     (``teaches``)."""
+    return facts_verdict(constraints, rows, question)[0]
+
+
+def facts_verdict(constraints: dict[str, Any], rows: Sequence[dict[str, Any]], question: str = "") -> tuple[bool, str]:
+    """``facts_usable`` with the name of the rule that decided, for the trace."""
     if not rows:
-        return False
+        return False, "no_rows"
     if "teaches" in constraints:
-        return all(r.get("table") == "lecturers" for r in rows)
+        return all(r.get("table") == "lecturers" for r in rows), "teaches"
     if all(r.get("table") == "courses" for r in rows) and _WHEN_OR_WHERE.search(question):
-        return False  # the course table has no schedule, day, hour or room
+        return False, "course_table_has_no_schedule"  # the course table has no schedule, day, hour or room
     if set(constraints) - {"name"}:
-        return True
-    return all(r.get("table") == "courses" for r in rows) and bool(_COURSE_ATTRIBUTES.search(question))
+        return True, "constraint"
+    if all(r.get("table") == "courses" for r in rows) and bool(_COURSE_ATTRIBUTES.search(question)):
+        return True, "course_attribute"
+    return False, "name_only"
 
 
 def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:

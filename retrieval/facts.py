@@ -10,6 +10,7 @@ the search fuses with the semantic hits (docs/answers.md, "Structured facts fuse
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 import unicodedata
@@ -146,6 +147,9 @@ class FactsResult:
     text: str = ""
     doc_ids: tuple[str, ...] = ()
     urls: tuple[str, ...] = ()
+    # the rule that left a course lookup empty, for the trace: "no_constraints", "no_course_word", "only_kind"
+    # (Wajib/Pilihan alone), "only_name" (a course name without "mata kuliah"); "" when none did
+    rule: str = ""
 
     def __bool__(self) -> bool:
         return bool(self.rows)
@@ -350,7 +354,10 @@ class FactsTable:
         result = self._lookup_courses(q, words) if self.courses else FactsResult()
         if result.constraints:
             return result
-        return self._lookup_lecturers(q, words) if self.lecturers else FactsResult()
+        found = self._lookup_lecturers(q, words) if self.lecturers else FactsResult()
+        if not found.constraints and result.rule and not found.rule:
+            return dataclasses.replace(found, rule=result.rule)  # why the course side said nothing
+        return found
 
     def _lookup_courses(self, q: str, words: list[str]) -> FactsResult:
         constraints: dict[str, object] = {}
@@ -371,7 +378,9 @@ class FactsTable:
         # that names it as a course ("mata kuliah Skripsi", "kode mata kuliah ...") is a facts question
         only_name = set(constraints) <= {"name", "kind"} and "name" in constraints and not explicit
         if not constraints or not course_intent and "name" not in constraints or only_kind or only_name:
-            return FactsResult()
+            rule = ("no_constraints" if not constraints else "only_kind" if only_kind else "only_name" if only_name
+                    else "no_course_word")
+            return FactsResult(rule=rule)
         rows = []
         for c in self.courses:
             if "semester" in constraints and c["semester"] != constraints["semester"]:

@@ -4,7 +4,7 @@ conversation window), then the structured facts table, which answers constraint 
 from __future__ import annotations
 
 from generation.config import StopReason
-from generation.facts_render import facts_usable, render_facts
+from generation.facts_render import facts_verdict, render_facts
 from generation.prompts import strip_injection
 from generation.refine import rewrite_followup
 from generation.stages.base import Abstain, StageContext, Turn, logger
@@ -84,12 +84,16 @@ class FactsStage:
             turn.result = Reply(answer=ask_back_roles(rows), abstained=False, sources=(), confidence=0.0,
                                 iterations=0, stop_reason=StopReason.ASK_BACK, choices=names)
             return "ask_back"
-        if facts_usable(constraints, rows, turn.query):
+        usable, rule = facts_verdict(constraints, rows, turn.query)
+        if usable:
+            turn.trace.add("facts_rule", rule=rule)
             turn.result = facts_reply(found, turn.trace)
             return "answered"
         if rows:
-            turn.trace.add("facts", skipped="name_only", constraints=constraints)
+            turn.trace.add("facts", skipped="name_only", rule=rule, constraints=constraints)
             return "name_only"
+        # which rule of the lookup left it empty ("only_name": a course named without "mata kuliah"), if one did
+        turn.trace.add("facts", rows=0, rule=getattr(found, "rule", "") or "no_constraints")
         return "no_rows"
 
 

@@ -88,3 +88,14 @@ def test_a_stage_is_added_only_before_a_stage_that_exists(make_reader_pipeline):
     pipeline = make_reader_pipeline()
     with pytest.raises(ValueError, match="no stage named 'nope'"):
         pipeline.add_stage(PrivateDataStage(), before="nope")
+
+
+@pytest.mark.slow
+async def test_the_trace_names_the_facts_rule_that_decided(make_reader_pipeline):
+    pipeline = make_reader_pipeline()
+    passed = await pipeline.answer("berapa sks basis data?")  # a course named in passing: the pages answer
+    facts = [s for s in passed.trace.steps if s["step"] == "facts"]
+    assert facts and facts[-1]["rule"] == "only_name"
+    table = await pipeline.answer("berapa sks mata kuliah basis data?")
+    assert table.stop_reason == StopReason.FACTS_LOOKUP
+    assert [s["rule"] for s in table.trace.steps if s["step"] == "facts_rule"] == ["course_attribute"]

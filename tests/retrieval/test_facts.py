@@ -302,3 +302,12 @@ def test_two_roles_named_in_one_question_name_both_holders(tmp_path):
         ("Dr. Gilang Wiratmoko, M.Kom.", "Ketua Program Studi"), ("Kinanti Larasati, M.T.", "Sekretaris Program Studi")]
     assert render_facts(result.constraints, list(result.rows)) == (
         "Ketua Program Studi: Dr. Gilang Wiratmoko, M.Kom. [1]; Sekretaris Program Studi: Kinanti Larasati, M.T. [2]")
+
+
+def test_an_empty_lookup_names_the_rule_that_emptied_it(facts):
+    # a course name alone is a topic of other pages too ("berapa sks basis data?" may be the thesis guide's)
+    result = facts.lookup("berapa sks basis data?")
+    assert not result and result.rule == "only_name"
+    assert facts.lookup("yang wajib apa saja").rule == "only_kind"
+    assert facts.lookup("kapan pendaftaran mahasiswa baru dibuka").rule == "no_constraints"
+    assert facts.lookup("mata kuliah semester 5 yang 3 SKS").rule == ""  # rows found: no rule emptied it
