@@ -60,3 +60,24 @@ def test_a_failed_first_index_is_a_clear_message_not_a_traceback(tmp_path: Path)
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert "FAILED" in result.stderr and "python -m bot reindex" in result.stderr
+
+
+# torch is a training dependency only: `make run` installs without it. The dev environment has it, so the console
+# chat runs here with torch made unimportable, as on a machine where only `make run` installed.
+_WITHOUT_TORCH = ("import runpy, sys; sys.modules['torch'] = None; "
+                  "runpy.run_module('bot', run_name='__main__', alter_sys=True)")
+
+
+@pytest.mark.integration
+def test_console_chat_answers_its_first_question_without_torch(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TELEGRAM_", "WHATSAPP_", "SITE_", "REDIS_", "ANSWERER")) and k != "DEMO"}
+    env["DATA_DIR"] = str(tmp_path / "data")
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TORCH, "chat"],
+        input="Berapa SKS total untuk lulus S1 Teknik Informatika?\n/keluar\n",
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "144" in result.stdout  # the default answerer (the learned reader, onnxruntime) found the total
+    assert "Traceback" not in result.stderr and "torch" not in result.stderr
