@@ -204,10 +204,12 @@ class AnswerPipeline:
         fitting and explaining the sentence choice (bench/fit_evidence.py)."""
         turn = Turn(question=question, history=list(history)[-self.config.history_window :],
                     trace=Trace(trace_id=uuid.uuid4().hex[:16], query=question), on_position=None)
-        for stage in (*self.shared_stages, self.rules_stages[0]):
+        for stage in (*self.shared_stages, *self.rules_stages):
             outcome = await stage.run(turn)
             if isinstance(outcome, Abstain) or turn.result is not None:
                 return [], [], []
+            if stage.name == "evidence":  # scored; nothing after it (no generation) is wanted
+                break
         return list(turn.ev.sentences), list(turn.ev.components), list(turn.ev.scores)
 
     # -- a follow-up's subject, several questions in one message ----------------------------------------------------
