@@ -86,19 +86,19 @@ class FactsStage:
             return "ask_back"
         usable, rule = facts_verdict(constraints, rows, turn.query)
         if usable:
-            turn.trace.add("facts_rule", rule=rule)
-            turn.result = facts_reply(found, turn.trace)
+            turn.result = facts_reply(found, turn.trace, rule)
             return "answered"
         if rows:
             turn.trace.add("facts", skipped="name_only", rule=rule, constraints=constraints)
             return "name_only"
         # which rule of the lookup left it empty ("only_name": a course named without "mata kuliah"), if one did
-        turn.trace.add("facts", rows=0, rule=getattr(found, "rule", "") or "no_constraints")
+        turn.trace.add("facts", rows=0, rule=getattr(found, "rule", ""))
         return "no_rows"
 
 
-def facts_reply(found: FactsResult, trace: Trace) -> Reply:
-    """The reply a usable facts lookup gives (``found``: what ``FactsTable.lookup`` returned), its rows rendered."""
+def facts_reply(found: FactsResult, trace: Trace, rule: str) -> Reply:
+    """The reply a usable facts lookup gives (``found``: what ``FactsTable.lookup`` returned), its rows rendered;
+    ``rule`` is the ``facts_verdict`` rule that made it usable."""
     urls = list(dict.fromkeys(getattr(found, "urls", ()) or ()))
     titles: dict[str, str] = {}
     for row in getattr(found, "rows", ()) or ():
@@ -106,7 +106,8 @@ def facts_reply(found: FactsResult, trace: Trace) -> Reply:
         if url and url not in titles:
             titles[url] = str(row.get("name") or "") if row.get("table") == "lecturers" else "Kurikulum"
     sources = tuple(Source(url=u, title=titles.get(u) or u) for u in urls) or (Source(url="", title="Tabel fakta"),)
-    trace.add("facts", constraints=getattr(found, "constraints", {}), rows=len(getattr(found, "rows", ()) or ()))
+    trace.add("facts", constraints=getattr(found, "constraints", {}), rows=len(getattr(found, "rows", ()) or ()),
+              rule=rule)
     trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False)
     text = render_facts(dict(getattr(found, "constraints", {}) or {}), list(getattr(found, "rows", ()) or ()))
     return Reply(answer=text or str(found.text).strip(), abstained=False, sources=sources, confidence=1.0,

@@ -98,4 +98,4 @@ async def test_the_trace_names_the_facts_rule_that_decided(make_reader_pipeline)
     assert facts and facts[-1]["rule"] == "only_name"
     table = await pipeline.answer("berapa sks mata kuliah basis data?")
     assert table.stop_reason == StopReason.FACTS_LOOKUP
-    assert [s["rule"] for s in table.trace.steps if s["step"] == "facts_rule"] == ["course_attribute"]
+    assert [s["rule"] for s in table.trace.steps if s["step"] == "facts"] == ["course_attribute"]
