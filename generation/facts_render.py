@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from retrieval.facts import course_filter_label
+
 __all__ = ["facts_verdict", "facts_usable", "render_facts"]
 
 
@@ -43,13 +45,7 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
     lecturers = [r for r in rows if r.get("table") == "lecturers"]
     parts: list[str] = []
     if courses:
-        label = []
-        if "semester" in constraints:
-            label.append(f"semester {constraints['semester']}")
-        if "sks" in constraints:
-            label.append(f"{constraints['sks']} SKS")
-        if "kind" in constraints:
-            label.append(str(constraints["kind"]))
+        label = course_filter_label(constraints)
         same_sks = "sks" not in constraints and len({r.get("sks") for r in courses}) == 1 and len(courses) > 1
         if same_sks:
             label.append(f"masing-masing {courses[0].get('sks')} SKS")

@@ -14,7 +14,7 @@ import dataclasses
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,7 @@ from pathlib import Path
 from retrieval.analyzer import STOPWORDS, clipped_compounds, stem
 from storage.models import Document
 
-__all__ = ["FactsResult", "FactsTable", "build_facts", "parse_course_line"]
+__all__ = ["FactsResult", "FactsTable", "build_facts", "course_filter_label", "parse_course_line"]
 
 _DASHES = re.compile(r"\s+[–—-]\s+")
 _FIELD_LINE = re.compile(r"^\s*([^:\n]{2,40}?)\s*:\s*(.+?)\s*$")
@@ -262,7 +262,8 @@ def _render_role(rows: Sequence[dict[str, object]]) -> str:
     return "; ".join(f"{r['value']}: {r['name']}" for r in rows) + "."
 
 
-def _render_courses(rows: list[dict[str, object]], constraints: dict[str, object]) -> str:
+def course_filter_label(constraints: Mapping[str, object]) -> list[str]:
+    """How a course lookup's semester, SKS and Wajib/Pilihan constraints read in a reply, in that order."""
     parts = []
     if "semester" in constraints:
         parts.append(f"semester {constraints['semester']}")
@@ -270,6 +271,11 @@ def _render_courses(rows: list[dict[str, object]], constraints: dict[str, object
         parts.append(f"{constraints['sks']} SKS")
     if "kind" in constraints:
         parts.append(str(constraints["kind"]))
+    return parts
+
+
+def _render_courses(rows: list[dict[str, object]], constraints: dict[str, object]) -> str:
+    parts = course_filter_label(constraints)
     if "code" in constraints or "name" in constraints:
         parts.append(str(constraints.get("name") or constraints.get("code")).upper() if "code" in constraints
                      else str(constraints["name"]))
