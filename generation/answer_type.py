@@ -8,20 +8,23 @@ import functools
 import re
 
 from generation.text import words
-from retrieval.normalize import colloquial_spellings
+from retrieval.language import (
+    CARDINALS,
+    DAYS,
+    FRACTIONS,
+    MONTHS,
+    NUMBER_MAGNITUDES,
+    ONE_ANSWER_QUESTION_WORDS,
+    ORDINALS,
+    TIME_WORDS,
+    WHO_WORDS,
+    colloquial_spellings,
+)
 
 __all__ = ["expected_type", "expected_unit", "is_list_question", "type_ok", "unit_ok"]
 
-_NUMBER_WORDS = (
-    "satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas belas puluh ratus ribu juta miliar "
-    "setengah seperempat pertama kedua ketiga keempat kelima"
-).split()
-MONTHS = (
-    "januari februari maret april mei juni juli agustus september oktober november desember jan feb mar apr jun "
-    "jul agu agt sep okt nov des"
-).split()
-DAYS = "senin selasa rabu kamis jumat jum'at sabtu minggu ahad".split()
-_TIME_WORDS = "pagi siang sore malam awal akhir setiap tiap ganjil genap tahun bulan pekan tanggal".split()
+# a number in words: the cardinals, the words that build larger numbers, the fractions and the first five ordinals
+_NUMBER_WORDS = [*CARDINALS, *NUMBER_MAGNITUDES, *FRACTIONS, *ORDINALS[:5]]
 _TITLE = re.compile(
     r"\b(Dr|Prof|Ir|Drs|Dra|Hj?)\.\s|\b[MS]\.\s?(Kom|T|Si|Sc|Cs|Pd|Eng|Ag)\b|\bPh\.D\b|\b(Bapak|Ibu|Pak|Bu)\s+[A-Z]"
 )
@@ -36,12 +39,15 @@ _DAFTAR = re.compile(r"\bdaftar\b(?!\s+ulang\b)", re.IGNORECASE)
 
 @functools.lru_cache(maxsize=1)
 def _one_answer_words() -> frozenset[str]:
-    """Question words that want one answer (a time, an amount, a way, a place, a condition, yes or no), with "-kah"
-    and "-nya" and their colloquial spellings from the lexicon (as generation.text builds its word classes).
-    On the IDK-MRC tune split, both questions holding "daftar" use it as the noun with "kapan(kah)" and want a year."""
-    formal = frozenset("kapan berapa bagaimana cara dimana mana syarat bisa boleh apakah".split())
+    """Question words that want one answer (retrieval.language.ONE_ANSWER_QUESTION_WORDS), with "-kah" and "-nya" and
+    their colloquial spellings from the lexicon (as generation.text builds its word classes)."""
+    formal = ONE_ANSWER_QUESTION_WORDS
     forms = formal | {f"{w}{suffix}" for w in formal for suffix in ("kah", "nya")}
     return forms | frozenset(w for w in colloquial_spellings(formal) if len(w) >= 3)
+
+
+# "siapa", "siapakah": the question wants a person
+_WHO = re.compile(rf"\b(?:{'|'.join(sorted(WHO_WORDS))})\b")
 
 
 def expected_type(question: str) -> str | None:
@@ -54,7 +60,7 @@ def expected_type(question: str) -> str | None:
         return "number"
     if re.search(r"\bkapan|\btanggal berapa|\bjam berapa|\bpukul berapa|\b(hari|bulan|tanggal)\s+apa\b", q):
         return "time"
-    if re.search(r"\bsiapa(kah)?\b", q) and not _LIST.search(q):
+    if _WHO.search(q) and not _LIST.search(q):
         return "person"
     return None
 
@@ -94,7 +100,7 @@ def type_ok(kind: str | None, text: str) -> bool:
     if kind == "number":
         return has_digit or any(re.search(rf"\b{w}\b", low) for w in _NUMBER_WORDS)
     if kind == "time":
-        return bool(_TIME_NUMBER.search(text)) or any(re.search(rf"\b{w}\b", low) for w in (*MONTHS, *DAYS, *_TIME_WORDS))
+        return bool(_TIME_NUMBER.search(text)) or any(re.search(rf"\b{w}\b", low) for w in (*MONTHS, *DAYS, *TIME_WORDS))
     if kind == "person":
         # a title, a name, or an agent phrase ("dimainkan oleh seorang dalang")
         return _names_someone(text)

@@ -6,10 +6,10 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from generation.answer_type import DAYS, MONTHS
 from generation.support import EvidenceSentence
-from generation.text import QUESTION_WORDS, STOPWORDS, content_words, normalize, words
+from generation.text import content_words, normalize, words
 from generation.types import Reply, Source
+from retrieval.language import ANCHOR_STOPWORDS, DAYS, MONTHS, QUESTION_WORDS
 
 __all__ = [
     "ABSTAIN_MESSAGE", "abstain_text", "answer_label", "cite", "combine_parts", "compose_answer", "disagree_by_year", "display", "newest_first",
@@ -117,7 +117,7 @@ def answer_label(question: str) -> str:
     for raw in re.findall(r"\S+", question):
         core = raw.strip("?!.,;:()\"'")
         low = core.lower()
-        if not core or low in STOPWORDS or low in QUESTION_WORDS:
+        if not core or low in ANCHOR_STOPWORDS or low in QUESTION_WORDS:
             continue
         kept.append(core)
     if not kept or len(kept) > 6:

@@ -12,9 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TypedDict
 
-from generation.text import ANSWER_TYPE_WORDS, QUESTION_WORDS, anchors, split_aside, strip_clitics, words
+from generation.text import anchors, split_aside, strip_clitics, words
 from retrieval.aliases import HONORIFICS
-from retrieval.normalize import GLOSSARY, full_academic_years
+from retrieval.language import (
+    ATTRIBUTE_WORDS,
+    FOLLOWUP_CONNECTORS,
+    GLOSSARY,
+    QUESTION_WORDS,
+    REFINEMENT_FILLERS,
+    SWITCH_WORDS,
+    TYPE_QUESTION_WORDS,
+    WHO_WORDS,
+)
+from retrieval.normalize import full_academic_years
 
 __all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
 
@@ -43,15 +53,6 @@ class FollowUp:
     about_subject: bool = False
 
 
-# What a follow-up can ask *about* a subject rather than name a new one ("emailnya?", "di gedung mana?",
-# "syaratnya apa aja?"): the answer-type words plus the contact and profile fields a prodi site lists. A follow-up
-# made only of these keeps the previous subject; one that names something else replaces it. A linguistic list,
-# checked on the dev set's follow-ups and reported on the informal multi-turn items (docs/answers.md).
-ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | frozenset(
-    """email e-mail surel telepon telp hp wa whatsapp nomor no ruang ruangan gedung lantai kantor gelar bidang
-    keahlian penelitian jabatan pendidikan sks kode bobot website web instagram ig kuota akreditasi peringkat
-    s1 s2 s3 alur mekanisme proses tahap buka tutup operasional""".split()
-)
 _NARROWING = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|dan)\s+)?(?:yang|yg)\b", re.IGNORECASE)
 # "kalau X?" / "bagaimana dengan X?" is Indonesian for "what about X?": with a subject in X, the topic switches
 _SWITCH = re.compile(r"^(?:(?:terus|trus|lalu|nah)\s+)?(?:kalau|kalo|klo|kl|bagaimana dengan|gimana dengan|gmn dengan)\b",
@@ -178,9 +179,9 @@ class _Reading:
         # what the follow-up asks *about* the previous subject: attribute words, and a possessive "-nya" word after
         # one ("jadwal latihannya", "jam bukanya": its practice schedule, its opening hours)
         possessed = _possessed(question)
-        new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in _CONNECTORS and not _is_number(w)
+        new_subject = [w for w in extra if w not in ATTRIBUTE_WORDS and w not in FOLLOWUP_CONNECTORS and not _is_number(w)
                        and w not in possessed]
-        asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & _TYPE_QUESTION_WORDS) or bool(possessed)
+        asks = bool(set(extra) & ATTRIBUTE_WORDS) or bool(own_words & TYPE_QUESTION_WORDS) or bool(possessed)
         text = full_academic_years(_without_connectives(question, bare))
         return cls(question, previous, previous_resolved, prev_core, extra, own_words, prev_words, numbers, narrowing,
                    possessed, new_subject, asks, text)
@@ -240,11 +241,10 @@ def _topic(f: _Reading) -> list[str]:
     return topic
 
 
-_CONNECTORS = frozenset("kalau kalo klo kl terus trus lalu dan itu tersebut gitu begitu".split())
-_SWITCH_WORDS = _CONNECTORS | frozenset("nah bagaimana gimana gmn dengan yang yg".split())
 _LEADING_CONNECTIVES = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|nah|dan)\s+)+", re.IGNORECASE)
 _PERSONAL_PRONOUN = re.compile(r"\b(?:dia|beliau)\b", re.IGNORECASE)
-_WHO = frozenset("siapa siapakah sapa".split())
+# the previous question asked who: a who-word, or its chat spelling "sapa" (retrieval.language.CHAT_SUPPLEMENT)
+_WHO = WHO_WORDS | {"sapa"}
 _NUMBER = re.compile(r"\b\d+(?:[.,/]\d+)+\b")
 
 
@@ -352,7 +352,7 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
       "magang berapa SKS?" → "KKN berapa SKS"; "kalau bu Sari?" after "pak Budi lulusan S3 mana?" → "bu Sari S3
       mana")."""
     raw_x = [w for w in question.strip().rstrip("?!. ").split()]
-    x = [w for w in raw_x if w.lower().strip(",.") not in _SWITCH_WORDS and w.lower() not in QUESTION_WORDS]
+    x = [w for w in raw_x if w.lower().strip(",.") not in SWITCH_WORDS and w.lower() not in QUESTION_WORDS]
     p = previous.strip().rstrip("?!. ").split()
     if not x or not p:
         return None
@@ -375,14 +375,13 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
         return None
     start = 1 if _key(p[0]) in HONORIFICS else 0
     end = start
-    stops = ATTRIBUTE_WORDS | QUESTION_WORDS | _TYPE_QUESTION_WORDS
+    stops = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
     while end < len(p) and _key(p[end]) not in stops and p[end].lower().strip(",.") not in stops:
         end += 1
     rest = p[end:]
     if end == start or not any(_key(w) not in QUESTION_WORDS for w in rest):
         return None
     return " ".join(x + rest) + "?"
-_TYPE_QUESTION_WORDS = frozenset("siapa siapakah berapa kapan mana dimana bagaimana gimana apa".split())
 
 
 def _number_after(text: str, word: str) -> bool:
@@ -439,7 +438,7 @@ def expand_query(query: str) -> str:
             continue  # the normaliser already put the long form next to it
         if core in ABBREVIATIONS:
             out.append(ABBREVIATIONS[core])
-        elif core in {"tolong", "mohon", "dong", "kak", "min", "gan", "sih", "ya", "deh", "nih", "kah"}:
+        elif core in REFINEMENT_FILLERS:
             continue
         else:
             out.append(raw)

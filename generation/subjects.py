@@ -337,7 +337,7 @@ def pick(message: str, candidates: Sequence[Entity], context: str, inventory: In
     """The candidates a reply to an ask-back chooses: the one it names (a button sends the name itself; an honorific
     and a first name name part of it), the one whose record and whose line in ``context`` (the reply that named
     them) share the most of its words (a role word: the line that gives that role to a person), or all of them when
-    it says so (``both``, ``text.ALL_OF_THEM``). () when it chooses none of them or cannot tell two apart."""
+    it says so (``both``, ``retrieval.language.ALL_OF_THEM``). () when it chooses none of them or cannot tell two apart."""
     named = inventory.named_in(message)
     if named:  # a button's text, or the student typed a name: one of the candidates or none of them
         return tuple(e for e in named if any(e is c for c in candidates))

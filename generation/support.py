@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from generation.prompts import neutralize
-from generation.text import ANSWER_TYPE_WORDS, content_words, normalize, sentences
+from generation.text import content_words, normalize, sentences
 from retrieval.analyzer import clipped_compounds
+from retrieval.language import ANSWER_TYPE_WORDS, CARDINALS, CLOCK_WORDS, HOURS_WORDS, TIME_DEIXIS
 
 __all__ = [
     "BOUND_RATIO",
@@ -124,8 +125,7 @@ def text_stems(text: str) -> set[str]:
 _NEIGHBOURS = re.compile(r"(?<![^\W_])(?=([^\W\d_]{3,}) ([^\W\d_]{3,})(?![^\W_]))")
 _HYPHENATED = re.compile(r"[^\W_]+(?:'[^\W_]+)?(?:-[^\W_]+(?:'[^\W_]+)?)+")
 _CAP_RUN = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+")
-_NUMBER_WORDS = dict(zip("satu dua tiga empat lima enam tujuh delapan sembilan sepuluh sebelas".split(),
-                         map(str, range(1, 12)), strict=True))
+_NUMBER_WORDS = dict(zip(CARDINALS, map(str, range(1, 12)), strict=True))
 _NUMBER_DIGITS = {d: w for w, d in _NUMBER_WORDS.items()}
 
 
@@ -218,7 +218,7 @@ def anchor_coverage(anchor_stems: Sequence[str], text_stems: set[str], weights: 
 
 # Soft anchors: words a question needs but evidence paraphrases or leaves out. Three classes, none written against
 # an evaluation set: the answer-type words (generation.text.ANSWER_TYPE_WORDS: "syarat", "lama", "jadwal"), relative
-# time words (_DEIXIS: "kemarin", "besok") and the general function words of Sastrawi's Indonesian stopword list (bundled with the PySastrawi dependency; derived from
+# time words (retrieval.language.TIME_DEIXIS: "kemarin", "besok") and the general function words of Sastrawi's Indonesian stopword list (bundled with the PySastrawi dependency; derived from
 # Tala's 2003 list: "bapak", "ibu", "hal", "bagian", "mulai", "masuk", "bekerja" …). A student's "pak"/"bu", "hal
 # apa aja" or "mulai kapan" must not make a page that answers look as if it missed the question.
 # Set a priori, not fitted: on the calibrator's tune rows (IDK-MRC tune + dev, bench/fit_abstention.py
@@ -226,7 +226,6 @@ def anchor_coverage(anchor_stems: Sequence[str], text_stems: set[str], weights: 
 # question more of 139; formal questions rarely hold these words, so that data cannot tell (docs/answers.md).
 SOFT_ANCHOR_WEIGHT = 0.2
 # Relative time words: a page says "12 Maret 2025", never "kemarin" or "besok" (written for this project).
-_DEIXIS = frozenset("kemarin kemaren besok lusa tadi nanti sekarang kini barusan".split())
 
 
 @functools.lru_cache(maxsize=1)
@@ -238,24 +237,20 @@ def soft_anchors() -> frozenset[str]:
         general = {w for w in StopWordRemoverFactory().get_stop_words() if len(w) > 1}
     except ImportError:  # PySastrawi is a dependency; without it only the answer-type words are soft
         general = set()
-    words = set(ANSWER_TYPE_WORDS) | general | _DEIXIS
+    words = set(ANSWER_TYPE_WORDS) | general | TIME_DEIXIS
     return frozenset(words | {stem(w) for w in words})
 
 
-# Opening hours: "buka"/"tutup" next to a clock word ("jam bukanya", "buka sampai jam berapa") name the answer, the
+# Opening hours (retrieval.language.HOURS_WORDS, CLOCK_WORDS): "buka"/"tutup" next to a clock word ("jam bukanya", "buka sampai jam berapa") name the answer, the
 # service hours a page gives as "Jam layanan: 08.00–15.00"; without one they name an event ("pendaftaran dibuka
 # kapan") that the evidence must state. A linguistic rule written for this project.
-_HOURS_WORDS = frozenset("buka tutup operasional".split())
-_CLOCK_WORDS = frozenset("jam pukul".split())
-
-
 def is_soft(anchor_stem: str, word: str = "", question_stems: Collection[str] = ()) -> bool:
     """Whether an anchor (its stem, optionally the word it came from) belongs to the soft class; with the question's
     stems, also the opening-hours words of a question that asks for a clock time."""
     soft = soft_anchors()
     if anchor_stem in soft or word in soft:
         return True
-    return anchor_stem in _HOURS_WORDS and not _CLOCK_WORDS.isdisjoint(question_stems)
+    return anchor_stem in HOURS_WORDS and not CLOCK_WORDS.isdisjoint(question_stems)
 
 
 def idf_weights(anchor_stems: Sequence[str], docs: Sequence[set[str]], soft_weight: float | None = None) -> dict[str, float]:

@@ -1,5 +1,6 @@
-"""Small Indonesian text helpers shared by the guards, the support check and the evaluation: words, stopwords,
-sentences, anchors (the question's key words) and normalisation for span matching."""
+"""Small Indonesian text helpers shared by the guards, the support check and the evaluation: words, sentences,
+anchors (the question's key words) and normalisation for span matching. The word classes they use (stopwords,
+question words, colloquial spellings, negations, aside words) are defined in :mod:`retrieval.language`."""
 
 from __future__ import annotations
 
@@ -7,15 +8,30 @@ import re
 import unicodedata
 
 from retrieval.aliases import HONORIFICS
-from retrieval.normalize import FILLERS, GLOSSARY, colloquial_spellings
+from retrieval.language import (
+    ACKNOWLEDGEMENTS,
+    ANCHOR_STOPWORDS,
+    CHAT_REASON,
+    COLLOQUIAL_WORDS,
+    FIRST_PERSON,
+    NEGATIONS,
+    PARTICLES,
+    POLAR_BEFORE,
+    PRE_TITLES,
+    PURPOSE_WORDS,
+    QUESTION_WORDS,
+    REASON_CHAT_SPELLINGS,
+    REASON_WORDS,
+    REQUEST_NOUNS,
+    REQUEST_VERBS,
+    TRAILING_REASON,
+    WH_WORDS,
+    YES_NO,
+    colloquial_spellings,
+)
 
 __all__ = [
-    "ALL_OF_THEM",
-    "ANSWER_TYPE_WORDS",
-    "COLLOQUIAL_WORDS",
     "strip_clitics",
-    "QUESTION_WORDS",
-    "STOPWORDS",
     "anchors",
     "content_words",
     "is_negated",
@@ -30,65 +46,11 @@ __all__ = [
 # a word, or a number with its Indonesian decimal comma ("2,75": one number; "3, 4" and "ip,semester" stay apart)
 _WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[-'.][0-9A-Za-zÀ-ÖØ-öø-ÿ]+|(?<=\d),\d+)*")
 
-# Question words and polite fillers: they never carry the topic of a question. Written for this project, plus the
-# chat particles and forms of address the query normaliser drops (retrieval.normalize.FILLERS: "sih", "deh", "nih",
-# "kok", "gan", ...).
-QUESTION_WORDS = frozenset(
-    """apa apakah siapa siapakah kapan kapankah dimana di mana manakah mana bagaimana bagaimanakah berapa berapakah
-    mengapa kenapa kah yang tolong mohon dong ya kak min admin bisa bisakah boleh bolehkah sebutkan jelaskan
-    ceritakan tahu info informasi ingin mau saya aku ku mu kami kita tentang mengenai seputar terima kasih halo hai
-    tanya bertanya menanyakan apaan tuh""".split()
-) | FILLERS
-# … and the forms Indonesian fuses from them: "mana" with its preposition ("darimana", "kemana") and the question
-# words of degree and time ("seberapa", "bilamana"), each also with the particle "-kah". Grammar, not fitted; on the
-# IDK-MRC tune split "darimana" was the 29th commonest anchor its question's passage lacked (24 answerable questions).
-_FUSED_QUESTION_WORDS = frozenset(f"{p}mana" for p in ("di", "ke", "dari")) | {"seberapa", "bilamana"}
-QUESTION_WORDS = QUESTION_WORDS | _FUSED_QUESTION_WORDS | {f"{w}kah" for w in _FUSED_QUESTION_WORDS}
-
-# Words that name the kind of answer wanted ("syarat", "lama", "jadwal") rather than the topic: the evidence often
-# paraphrases them, so anchor coverage gives them little weight.
-ANSWER_TYPE_WORDS = frozenset(
-    """syarat persyaratan cara lama jadwal waktu biaya jumlah besar tempat lokasi letak daftar jenis macam nama
-    prosedur langkah tahapan ketentuan kriteria alamat nomor kontak tanggal hari jam pukul tahun berapa
-    arti maksud pengertian singkatan kepanjangan contoh tujuan fungsi manfaat kapan siapa memiliki mempunyai dimiliki dipunyai milik
-    punya terdapat tersedia provinsi kota kabupaten negara daerah wilayah benua pulau lokasi""".split()
-)
-
-# "Both" and "all of them" as a reply to an ask-back ("dua-duanya", "keduanya", "semua", "semuanya"), as the stems
-# the index's analyzer gives them. Grammar (Indonesian's closed class of totalising quantifiers), not fitted.
-ALL_OF_THEM = frozenset({"dua", "kedua", "semua", "seluruh"})
-
-STOPWORDS = frozenset(
-    """ada adalah agar akan aku anda antara apa apakah atas atau bagaimana bagi bahkan bahwa banyak baru begitu
-    belum berapa beberapa bersama bisa boleh bukan cara dalam dan dapat dari demikian dengan di dia ini itu harus
-    hanya hingga ia ialah jadi jika juga jumlah kali kalau kami kamu kapan karena ke kemudian kepada ketika
-    kita lagi lain lalu lebih maka masih mana maupun melalui menjadi mereka merupakan meski
-    misalnya mungkin nya oleh pada para per pernah saat saja salah sama sampai sangat satu saya se sebagai setelah
-    sebelum sedang sehingga sejak sekitar selain selama semua seperti serta setelah siapa suatu sudah supaya tak
-    tanpa tapi telah tentang terhadap termasuk tersebut tetapi tidak untuk waktu yaitu yakni yang the of and to
-    in is a an for on what who when where how which""".split()
-)
-
-
-# Colloquial spellings of the stopwords and question words above ("gimana", "aja", "kpn", "yg", "nanya", "gak"):
-# every slang of the Colloquial Indonesian Lexicon (retrieval/data/colloquial_lexicon.csv) whose formal form
-# consists only of such words, plus the lexicon's informal targets ("kalo", "enggak"); see
-# retrieval.normalize.colloquial_spellings. Shorthand the glossary expands to a content word ("mk" = mata kuliah,
-# although the lexicon reads it as "maka") stays a content word.
-COLLOQUIAL_WORDS = colloquial_spellings(STOPWORDS | QUESTION_WORDS) - frozenset(
-    short for short, long in GLOSSARY.items() if any(w not in STOPWORDS and w not in QUESTION_WORDS for w in long.split())
-)
-
-
-_REQUEST_NOUNS = frozenset({"info", "informasi"})
-# verbs that ask for what follows ("minta info …", "butuh informasi …"); written for this project
-_REQUEST_VERBS = frozenset({"minta", "butuh", "perlu", "cari", "nyari", "kasih", "beri", "berikan"})
-
 
 def _function_word(word: str, raw: str) -> bool:
     """``word`` (lower case, as ``raw`` was typed) carries no topic. A colloquial spelling typed in capitals is an
     acronym ("SI" is Sistem Informasi, not "si" = "sih")."""
-    if word in STOPWORDS or word in QUESTION_WORDS:
+    if word in ANCHOR_STOPWORDS or word in QUESTION_WORDS:
         return True
     return word in COLLOQUIAL_WORDS and not (len(raw) > 1 and raw.isupper())
 
@@ -123,10 +85,10 @@ def content_words(text: str) -> list[str]:
     for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
         w = raw.lower()
         # "info"/"informasi" after a content word modifies it ("Manajemen Informasi"): the topic, not a request
-        if w in _REQUEST_NOUNS and previous_is_content:
+        if w in REQUEST_NOUNS and previous_is_content:
             out.append(w)
             continue
-        previous_is_content = not _function_word(w, raw) and w not in _REQUEST_VERBS
+        previous_is_content = not _function_word(w, raw) and w not in REQUEST_VERBS
         if _function_word(w, raw):
             continue
         w = _strip_suffix(w)
@@ -160,7 +122,7 @@ def name_words(text: str) -> list[str]:
     for match in _WORD.finditer(text):
         raw = match.group(0)
         starts_sentence = previous is None or (bool(_SENTENCE_END.search(text, previous_end, match.start()))
-                                               and previous.lower() not in _PRE_TITLES)  # "Dr. Rahmat"
+                                               and previous.lower() not in PRE_TITLES)  # "Dr. Rahmat"
         previous, previous_end = raw, match.end()
         if starts_sentence or not raw[:1].isupper() or raw.lower() in HONORIFICS:
             continue
@@ -169,19 +131,12 @@ def name_words(text: str) -> list[str]:
     return list(out)
 
 
-# The words that negate a clause in formal Indonesian; the query normaliser writes the colloquial ones this way
-# ("gak", "nggak", "blm", "tdk" → "tidak", "belum"). Grammar, not fitted.
-NEGATIONS = frozenset("tidak tak bukan belum tanpa".split())
-# A yes/no question offers the negation as the other answer rather than negating: "boleh gak ambil 2 beasiswa"
-# (may one, or not), "bisa tidak", "ada tidak", "… atau tidak?", "TI sudah unggul belum?". The negation then follows
-# "atau" or one of these modal and existential words, or ends its clause. Grammar, not fitted.
-_POLAR_BEFORE = frozenset("atau boleh bisa dapat perlu wajib harus ada mau".split())
 _CLAUSE_END = re.compile(r"[.?!,;:\n]")
 
 
 def is_negated(text: str) -> bool:
     """Whether ``text`` negates: a negation word (:data:`NEGATIONS`, also with "-lah"/"-kah") that is not the other
-    answer a yes/no question offers (``_POLAR_BEFORE``, or the last word of its clause apart from fillers). A negated
+    answer a yes/no question offers (``POLAR_BEFORE``, or the last word of its clause apart from fillers). A negated
     question ("Mengapa X tidak dihukum?") asks about what did not happen, and its answer's evidence says so:
     evidence that negates nothing answers another question (the calibrated gate's ``negation_present``)."""
     for clause in _CLAUSE_END.split(unicodedata.normalize("NFKC", text)):
@@ -191,14 +146,10 @@ def is_negated(text: str) -> bool:
         for i, w in enumerate(tokens):
             if w not in NEGATIONS and _strip_suffix(w) not in NEGATIONS:
                 continue
-            if i == len(tokens) - 1 or (i > 0 and tokens[i - 1] in _POLAR_BEFORE):
+            if i == len(tokens) - 1 or (i > 0 and tokens[i - 1] in POLAR_BEFORE):
                 continue
             return True
     return False
-
-
-# Titles before a name: a full stop after them never ends a sentence ("Dr. Rahmat", "Prof. Sari").
-_PRE_TITLES = frozenset("dr drs dra prof ir h hj bpk ibu sdr yth no jl st kh".split())
 
 
 def sentences(text: str) -> list[str]:
@@ -217,7 +168,7 @@ def sentences(text: str) -> list[str]:
             core = last.rstrip(".!?").lower().strip(",;:()")
             join = False
             if nxt and last.endswith("."):
-                if core in _PRE_TITLES or (len(core) == 1 and core.isalpha()):
+                if core in PRE_TITLES or (len(core) == 1 and core.isalpha()):
                     join = True
                 elif nxt[:1].islower() or nxt[:1].isdigit():
                     join = True
@@ -231,29 +182,20 @@ def sentences(text: str) -> list[str]:
 
 def strip_clitics(text: str) -> str:
     """The text with "-nya" / "-lah" / "-kah" clitics removed from its words ("emailnya?" → "email?")."""
-    return _WORD.sub(lambda m: _strip_suffix(m.group(0)) if m.group(0).lower() not in STOPWORDS else m.group(0), text)
+    return _WORD.sub(lambda m: m.group(0) if m.group(0).lower() in ANCHOR_STOPWORDS else _strip_suffix(m.group(0)),
+                     text)
 
 
 # --- asides: what a student says about themselves or why they ask ------------------------------------------------
 # Students explain themselves around the question ("… tanggal berapa? mau mudik soalnya", "aku anak farmasi, boleh
-# ikut …?"). Those words are not what the page must contain: a page that gives the date does not say "mudik". Word
-# classes written for this project (Indonesian grammar: wh-words, yes/no tails, first-person pronouns, reason and
-# purpose conjunctions), each with its colloquial spellings from the lexicon.
-_WH = frozenset("apa apakah apaan siapa siapakah kapan kapankah dimana mana manakah bagaimana berapa berapakah "
-                "mengapa kenapa".split())
-_WH_WORDS = _WH | frozenset(w for w in colloquial_spellings(_WH) if len(w) >= 3)
-_YES_NO = frozenset("tidak belum bukan".split())
-_YES_NO_TAILS = _YES_NO | frozenset(w for w in colloquial_spellings(_YES_NO) if len(w) >= 2)
-_SELF = frozenset("aku saya gue".split())
-_SELF_WORDS = _SELF | frozenset(w for w in colloquial_spellings(_SELF) if len(w) >= 2)
-_REASON = frozenset("karena sebab supaya agar biar soalnya mau ingin pengen pingin".split())
-_REASON_WORDS = _REASON | frozenset(w for w in colloquial_spellings(_REASON) if len(w) >= 2) | {"soale", "pgn"}
-_TRAILING_REASON = frozenset({"soalnya", "soale"})  # "… mau mudik soalnya": the reason word ends the clause
-_CHAT_REASON = _TRAILING_REASON | {"biar"}
-_PURPOSE = frozenset("buat untuk utk".split())  # "for …": an aside only after a finished question
-_PARTICLES = frozenset("ya sih dong kak min aja saja nih deh kah yah gan".split())
-# an acknowledgement of the previous reply before the next question ("oke sip.", "baik makasih,")
-_ACK = frozenset("oke ok okay sip siap baik noted mantap makasih terima kasih thanks".split()) | FILLERS
+# ikut …?"). Those words are not what the page must contain: a page that gives the date does not say "mudik". The
+# word classes (retrieval.language: wh-words, yes/no tails, first-person pronouns, reason words), each with its
+# colloquial spellings from the lexicon.
+_WH_WORDS = WH_WORDS | frozenset(w for w in colloquial_spellings(WH_WORDS) if len(w) >= 3)
+_YES_NO_TAILS = YES_NO | frozenset(w for w in colloquial_spellings(YES_NO) if len(w) >= 2)
+_SELF_WORDS = FIRST_PERSON | frozenset(w for w in colloquial_spellings(FIRST_PERSON) if len(w) >= 2)
+_REASON_WORDS = (REASON_WORDS | frozenset(w for w in colloquial_spellings(REASON_WORDS) if len(w) >= 2)
+                 | REASON_CHAT_SPELLINGS)
 _CLAUSE_BREAK = re.compile(r"(\s*[?!]+\s*|\s*,\s*|\.\s+|\s*\n+\s*)")
 
 
@@ -261,7 +203,7 @@ def _is_question(clause: str, separator: str) -> bool:
     ws = words(clause)
     if "?" in separator or any(w in _WH_WORDS for w in ws):
         return True
-    tail = [w for w in ws if w not in _PARTICLES]
+    tail = [w for w in ws if w not in PARTICLES]
     return bool(tail) and tail[-1] in _YES_NO_TAILS
 
 
@@ -270,8 +212,8 @@ def _is_aside(clause: str, after_question: bool) -> bool:
     if not ws:
         return False
     first = ws[0]
-    return (all(w in _ACK for w in ws) or first in _SELF_WORDS or first in _REASON_WORDS or ws[-1] in _TRAILING_REASON
-            or (after_question and first in _PURPOSE))
+    return (all(w in ACKNOWLEDGEMENTS for w in ws) or first in _SELF_WORDS or first in _REASON_WORDS
+            or ws[-1] in TRAILING_REASON or (after_question and first in PURPOSE_WORDS))
 
 
 def _split_inside(clause: str) -> tuple[str, str]:
@@ -283,14 +225,14 @@ def _split_inside(clause: str) -> tuple[str, str]:
         if i == 0 or w not in _WH_WORDS:
             continue
         j = i + 1
-        while j < len(low) and low[j] in _PARTICLES:
+        while j < len(low) and low[j] in PARTICLES:
             j += 1
         if j < len(low) and low[j] in _REASON_WORDS and not any(x in _WH_WORDS for x in low[j:]):
             return " ".join(tokens[:j]), " ".join(tokens[j:])
         # a chat reason word further on ("… brp persen biar aman"); the formal "karena"/"agar" may belong to the
         # question itself ("runtuh karena apa")
         for j in range(i + 1, len(low)):
-            if low[j] in _CHAT_REASON and not any(x in _WH_WORDS for x in low[j:]):
+            if low[j] in CHAT_REASON and not any(x in _WH_WORDS for x in low[j:]):
                 return " ".join(tokens[:j]), " ".join(tokens[j:])
         return clause, ""
     return clause, ""

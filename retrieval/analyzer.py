@@ -1,5 +1,5 @@
 """Indonesian text analyzer for BM25: NFKC, lowercase, a split that keeps codes and numbers, stopwords,
-optional PySastrawi stemming.
+optional PySastrawi stemming. The stopwords are :data:`retrieval.language.INDEX_STOPWORDS`.
 
 ``IF-301`` stays one token (plus its parts ``if`` and ``301``, so "301" alone still matches); decimal numbers
 like ``3.5`` and e-mail addresses stay whole.
@@ -12,31 +12,19 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["STOPWORDS", "Analyzer", "clipped_compounds", "is_dictionary_word", "stem"]
+from retrieval.language import INDEX_STOPWORDS
+
+__all__ = ["Analyzer", "clipped_compounds", "is_dictionary_word", "stem"]
 
 _EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
 _TOKEN = re.compile(r"[^\W_]+(?:[-./'’][^\W_]+)*")
 _SPLIT = re.compile(r"[-./'’]")
 
-# Function words and question words that carry no topic. Written for this project (short, conservative:
-# domain words such as "wajib", "semester" or "dosen" are kept).
-STOPWORDS: frozenset[str] = frozenset(
-    """
-    ada adalah agar akan akankah aku anda antara apa apakah apabila atas atau bagaimana bagaimanakah bagi bahwa
-    banyak beberapa begitu belum berapa berapakah bisa boleh bukan dalam dan dapat dari daripada demikian dengan
-    di dia dimana ia ialah ini itu jadi jika juga kah kalau kami kamu kapan kapankah karena ke kenapa kepada
-    ketika kita lagi lah maka manakah mana masih melalui mengapa menurut merupakan mereka mohon namun nya oleh
-    pada para pernah pun saat saja sama sampai saya se sebagai sebelum sebuah secara sedang sehingga sejak
-    seorang seperti serta setelah siapa siapakah sudah supaya tanpa telah tentang terhadap tersebut tetapi tolong
-    untuk yaitu yakni yang dong sih ya kok deh nih tuh gimana sebutkan jelaskan berikan tunjukkan
-    """.split()
-)
-
 
 class Analyzer:
     """Turns text into BM25 terms. ``stemming=True`` applies the PySastrawi stemmer to alphabetic words."""
 
-    def __init__(self, stemming: bool = False, stopwords: frozenset[str] = STOPWORDS) -> None:
+    def __init__(self, stemming: bool = False, stopwords: frozenset[str] = INDEX_STOPWORDS) -> None:
         self.stemming = stemming
         self.stopwords = stopwords
         self._stem: Callable[[str], str] | None = None

@@ -19,7 +19,8 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval.analyzer import STOPWORDS, clipped_compounds, stem
+from retrieval.analyzer import clipped_compounds, stem
+from retrieval.language import CARDINALS, INDEX_STOPWORDS, ORDINALS, PERSON_ASKED_WORDS
 from storage.models import Document
 
 __all__ = ["FactsResult", "FactsTable", "build_facts", "course_filter_label", "parse_course_line"]
@@ -27,10 +28,8 @@ __all__ = ["FactsResult", "FactsTable", "build_facts", "course_filter_label", "p
 _DASHES = re.compile(r"\s+[–—-]\s+")
 _FIELD_LINE = re.compile(r"^\s*([^:\n]{2,40}?)\s*:\s*(.+?)\s*$")
 _WORD = re.compile(r"[^\W_]+(?:[-.@][^\W_]+)*")
-_NUMBER_WORDS = {
-    "satu": 1, "pertama": 1, "dua": 2, "kedua": 2, "tiga": 3, "ketiga": 3, "empat": 4, "keempat": 4,
-    "lima": 5, "kelima": 5, "enam": 6, "keenam": 6, "tujuh": 7, "ketujuh": 7, "delapan": 8, "kedelapan": 8,
-}
+# "semester lima", "semester kelima": the cardinals and ordinals one to eight, each with its value
+_NUMBER_WORDS = {w: n for n, pair in enumerate(zip(CARDINALS[:8], ORDINALS[:8], strict=True), 1) for w in pair}
 _NUM = r"(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
 _SEMESTER = re.compile(r"\bsemester\s+" + _NUM + r"\b")
 _SKS = re.compile(r"\b" + _NUM + r"\s*sks\b")
@@ -41,8 +40,8 @@ _GENERIC = {"prodi", "program", "studi", "jurusan", "kampus", "informatika", "te
 _LECTURER_WORDS = {"dosen", "pengajar", "lektor", "profesor", "guru"}
 # "who teaches course X": a teaching verb of the stems ajar / ampu (mengajar, ngajar, diajar, mengajarkan, mengampu,
 # pengampu, diampu; never belajar / pelajaran, whose stem is also ajar) and a word asking for a person
+# (retrieval.language.PERSON_ASKED_WORDS)
 _TEACH_VERB = re.compile(r"(?:meng|men|peng|ng|di|ter)?(?:ajar|ampu)(?:kan|i)?")
-_PERSON_ASKED = {"siapa", "siapakah", "dosen", "dosennya", "pengampu", "pengampunya", "pengajar", "pengajarnya"}
 # a lecturer field whose name says it lists courses
 _COURSE_FIELD = re.compile(r"mata\s*kuliah|matkul|course|pengampu|ajar|kuliah", re.IGNORECASE)
 _ITEM_SPLIT = re.compile(r"[;\n]|,\s+(?=[A-Za-z]{2,6}[-\s]?\d{3,4}\b)")
@@ -63,7 +62,7 @@ def _words(text: str) -> list[str]:
 
 
 def _content(words: Iterable[str]) -> list[str]:
-    return [w for w in words if w not in STOPWORDS]
+    return [w for w in words if w not in INDEX_STOPWORDS]
 
 
 def _names_field(field_name: str, words: set[str]) -> bool:
@@ -91,7 +90,7 @@ def _phrase_in(phrase: str, text: str) -> bool:
 def _asks_teacher(words: Sequence[str]) -> bool:
     """A question asking who teaches: a teaching verb (ajar / ampu) and a word asking for a person. "pengampu"
     is both."""
-    return bool(set(words) & _PERSON_ASKED) and any(_TEACH_VERB.fullmatch(w) for w in words)
+    return bool(set(words) & PERSON_ASKED_WORDS) and any(_TEACH_VERB.fullmatch(w) for w in words)
 
 
 def _number(token: str) -> int:
@@ -198,7 +197,7 @@ class _RoleMatcher:
         (not the name, not a field the question asks for), with its value's content words; nothing when the
         question neither asks who nor asks for a field."""
         distinctive = set(self.distinctive(words, wanted))
-        if not distinctive or not (set(words) & _PERSON_ASKED or wanted):
+        if not distinctive or not (set(words) & PERSON_ASKED_WORDS or wanted):
             return set(), []
         fields = [(lec, f, v, set(_content(_words(v)))) for lec in self.lecturers for f, v in lec.fields
                   if _norm(f).strip() not in {"nama", "name"} and f not in wanted]
@@ -224,7 +223,7 @@ class _RoleMatcher:
         """The question's words that may name a role: content words some field value uses that are neither
         generic, a lecturer word, a word asking for a person, nor the name of a field it asks for."""
         return list(dict.fromkeys(w for w in _content(words) if w in self.value_words and w not in _GENERIC
-                                  and w not in _LECTURER_WORDS and w not in _PERSON_ASKED
+                                  and w not in _LECTURER_WORDS and w not in PERSON_ASKED_WORDS
                                   and not any(w in _words(f) for f in wanted)))
 
     def roles_within(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
@@ -546,7 +545,7 @@ class FactsTable:
         ketua prodi X" names the person by a value ("Ketua Program Studi", often carried over by a follow-up's
         rewrite) and asks for something no field holds, so no field is guessed."""
         names = set().union(*(p.name_tokens for p in people))
-        probe = {w for w in wset - names - self._name_stop - _GENERIC - STOPWORDS
+        probe = {w for w in wset - names - self._name_stop - _GENERIC - INDEX_STOPWORDS
                  if len(w) >= 2 and (any(c.isdigit() for c in w) or len(w) >= 4)}
         if not probe:
             return []

@@ -7,19 +7,21 @@ built from four sources:
 1. **Site aliases** (:mod:`retrieval.aliases`, mined from the site at build time): an abbreviation the site defines
    gets its long form added next to it ("TI" → "TI Teknik Informatika"); a lecturer's partial name gets the full
    name added ("pak Yaqin" → "pak Yaqin Muhammad Ainul Yaqin").
-2. **Glossary** (:data:`GLOSSARY`): generic university shorthand (kaprodi, dospem, matkul, krs, ukt, …), the
-   fallback when the site defines nothing. A shorthand keeps its short form and gets the long form added, so BM25
-   still matches pages that use either; a shorthand the site never uses whose long form is one word or only
-   function words is replaced ("smt" → "semester", "brp" → "berapa").
-3. **Colloquial lexicon** (``data/colloquial_lexicon.csv``, Salsabila et al., IALP 2018; see ``data/README.md``).
-   It is noisy ("si" → "sih", "kaya" → "kayak"), so an entry applies only when (a) the slang word is *not* in the
-   index's vocabulary (the site uses it → it means what the site means), (b) every word of its formal form *is*
+2. **Glossary** (:data:`retrieval.language.GLOSSARY`): generic university shorthand (kaprodi, dospem, matkul,
+   krs, ukt, …), the fallback when the site defines nothing. A shorthand keeps its short form and gets the long
+   form added, so BM25 still matches pages that use either; a shorthand the site never uses whose long form is one
+   word or only function words is replaced ("smt" → "semester", "brp" → "berapa").
+3. **Colloquial lexicon** (``data/colloquial_lexicon.csv``, Salsabila et al., IALP 2018; see ``data/README.md``;
+   loaded by :mod:`retrieval.language`, where every word class the normaliser uses is defined). It is noisy ("si"
+   → "sih", "kaya" → "kayak"), so an entry applies only when (a) the slang word is *not* in the index's vocabulary
+   (the site uses it → it means what the site means), (b) every word of its formal form *is*
    in the vocabulary or is a function word (otherwise the replacement cannot help retrieval and may change the
    meaning), (c) the query token is not all capitals (an acronym: "SI", "TI", "PAI") and (d) the slang word is
    alphabetic and at least two letters long (digits mark codes, "anak2"-style reduplication is left alone, and
    "x" → "kali" is as often a multiplication sign). Chains are resolved first
    ("dh" → "dah" → "deh"), and the lexicon's own informal targets are mapped once more by
-   :data:`_INFORMAL_TARGETS` ("gak" → "enggak" → "tidak"). :meth:`QueryNormalizer.stats` counts the entries kept.
+   :data:`retrieval.language.INFORMAL_TARGETS` ("gak" → "enggak" → "tidak"). :meth:`QueryNormalizer.stats`
+   counts the entries kept.
    The anchor form (``expand=False``, the words the evidence is checked against) drops condition (b): a slang
    word the site does not use is missing from the evidence either way, and spelled formally ("tgl" → "tanggal")
    the support check can weigh it as the answer-type or function word it is.
@@ -32,142 +34,37 @@ built from four sources:
    apostrophe or hyphen the site writes ("mahad" → "ma'had"); a clitic off a two-letter shorthand ("ipnya" → "ip").
 5. **Academic years**: "24/25" → "2024/2025".
 
-Discourse particles and vocatives (:data:`FILLERS`: "dong", "sih", "kak", "min", …) are dropped, except next to
-a number ("min 3 SKS"). Never changed: digits and codes ("IF-301", "3.5"), e-mail addresses and URLs, all-caps
-tokens (except to add an alias's long form), capitalised words inside a sentence and words after an honorific
-("pak", "bu": names). The result is idempotent: ``normalize(normalize(q)) == normalize(q)``.
+Discourse particles and vocatives (:data:`retrieval.language.FILLERS`: "dong", "sih", "kak", "min", …) are
+dropped, except next to a number ("min 3 SKS"). Never changed: digits and codes ("IF-301", "3.5"), e-mail
+addresses and URLs, all-caps tokens (except to add an alias's long form), capitalised words inside a sentence
+and words after an honorific ("pak", "bu": names). The result is idempotent: ``normalize(normalize(q)) == normalize(q)``.
 """
 
 from __future__ import annotations
 
-import csv
-import functools
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from retrieval.aliases import HONORIFICS, AliasTable, alias_key
-from retrieval.analyzer import STOPWORDS, is_dictionary_word
+from retrieval.analyzer import is_dictionary_word
+from retrieval.language import (
+    FILLERS,
+    FUNCTION_WORDS,
+    GLOSSARY,
+    INFORMAL_TARGETS,
+    load_lexicon,
+    resolve_formal,
+)
 
 __all__ = [
-    "FILLERS",
-    "FUNCTION_WORDS",
-    "GLOSSARY",
-    "LEXICON_PATH",
     "QueryNormalizer",
     "academic_year",
     "collapse_elongation",
     "colloquial_forms",
-    "colloquial_spellings",
     "full_academic_years",
-    "load_lexicon",
-    "resolve_formal",
 ]
-
-LEXICON_PATH = Path(__file__).with_name("data") / "colloquial_lexicon.csv"
-
-# Generic Indonesian university shorthand → the words a prodi site spells out. Written for this project (moved
-# here from generation/refine.py so that retrieval can use it; generation imports it from here).
-GLOSSARY: dict[str, str] = {
-    "kaprodi": "ketua program studi",
-    "sekprodi": "sekretaris program studi",
-    "prodi": "program studi",
-    "dospem": "dosen pembimbing",
-    "dosbing": "dosen pembimbing",
-    "mk": "mata kuliah",
-    "matkul": "mata kuliah",
-    "ta": "tugas akhir",
-    "kp": "kerja praktik",
-    "pkl": "praktik kerja lapangan",
-    "ukt": "uang kuliah tunggal",
-    "krs": "kartu rencana studi",
-    "khs": "kartu hasil studi",
-    "ipk": "indeks prestasi kumulatif",
-    "ips": "indeks prestasi semester",
-    "pmb": "penerimaan mahasiswa baru",
-    "maba": "mahasiswa baru",
-    "smt": "semester",
-    "lab": "laboratorium",
-    "mhs": "mahasiswa",
-    "mhsw": "mahasiswa",
-    "perpus": "perpustakaan",
-    "fak": "fakultas",
-    "akred": "akreditasi",
-    "sempro": "seminar proposal",
-    "semhas": "seminar hasil",
-    "kompre": "komprehensif",
-    "kkn": "kuliah kerja nyata",
-    "doswal": "dosen wali",
-    "sertif": "sertifikat",
-    "bsw": "beasiswa",
-    "proker": "program kerja",
-    "ormawa": "organisasi mahasiswa",
-    "ukm": "unit kegiatan mahasiswa",
-    "bem": "badan eksekutif mahasiswa",
-    # address shorthand pages and students both use ("Gedung B Lt. 2")
-    "lt": "lantai",
-    "gd": "gedung",
-    "gdg": "gedung",
-    "jl": "jalan",
-    # English words students type where official pages write the Indonesian term
-    "acc": "setuju",
-    "upload": "unggah",
-    "download": "unduh",
-    "online": "daring",
-    "offline": "luring",
-    "deadline": "batas waktu",
-    "max": "maksimal",
-    "maks": "maksimal",
-    "s1": "sarjana",
-    "s2": "magister",
-    "s3": "doktor",
-    "sem": "semester",
-    "jurusan": "program studi",
-    "hp": "telepon",
-    "wa": "whatsapp",
-    "no": "nomor",
-    "gmn": "bagaimana",
-    "brp": "berapa",
-    "dmn": "di mana",
-    "yg": "yang",
-    "dgn": "dengan",
-    "utk": "untuk",
-    "sy": "saya",
-}
-
-# Discourse particles, vocatives, greetings and acknowledgements that carry nothing a page could match. Written for
-# this project: the chat particles and forms of address students put around a question ("min" = admin, "kak" =
-# kakak), the greetings they open with ("permisi", "assalamualaikum") and the acknowledgements with which a next
-# question follows a reply ("oke makasih, btw …").
-FILLERS = frozenset(
-    """dong sih deh nih kok ya yah yaa kak kakak min mimin gan sis bro halo hai hallo hi permisi punten
-    assalamualaikum assalamu'alaikum oke ok okay okey oce sip btw oiya thanks thx makasih makasi""".split()
-)
-
-# Function words: a lexicon mapping onto these is allowed even when the site does not use them. The analyzer's
-# stopwords plus formal function words and question words written for this project.
-FUNCTION_WORDS = STOPWORDS | frozenset(
-    """tidak tak bukan belum sudah telah akan sedang masih juga saja hanya sangat banget sekali lebih paling
-    kurang terlalu agak cukup memang tentu mungkin harus perlu ingin mau hendak tanya bertanya menanyakan kalau
-    jika apabila bila dulu sekarang nanti kemarin besok tadi lagi terus lalu kemudian begitu begini saya aku
-    kamu anda kami kita mereka dia beliau ini itu sini situ sana mana dimana kemana darimana bagaimana mengapa
-    kenapa kapan berapa siapa apa apakah yang di ke dari pada untuk buat dengan sama oleh tentang seperti
-    tolong mohon terima kasih permisi maaf ada adalah dong sih deh nih kok lah kah pun tuh ya yuk mari""".split()
-)
-
-# Formal forms the lexicon gives that are informal themselves; each is mapped once more. Written for this project.
-_INFORMAL_TARGETS = {"enggak": "tidak", "nggak": "tidak", "ngga": "tidak", "gue": "saya", "kalo": "kalau",
-                     "kayak": "seperti", "gimana": "bagaimana", "entar": "nanti", "indak": "tidak",
-                     "mengasih": "memberi"}
-
-# Chat spellings of question and function words that the bundled lexicon has no entry for, added to it by
-# :func:`load_lexicon` (its own entries win). Written for this project: the lexicon was searched for the usual chat
-# forms of siapa, di mana, kenapa, agar and diberi, and these are the ones it lacks. Like every lexicon entry, one
-# applies only where the site does not use the word itself ("sapa" on a page about greeting stays "sapa").
-CHAT_SUPPLEMENT = {"sapa": "siapa", "spa": "siapa", "dimn": "di mana", "dimna": "di mana", "npa": "kenapa",
-                   "biar": "agar", "dikasih": "diberi", "dikasi": "diberi"}
 
 _EMAIL = re.compile(r"[^\W_][\w.+-]*@[^\W_][\w-]*(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
@@ -178,55 +75,6 @@ _ACADEMIC_YEAR = re.compile(r"(\d{2}|20\d{2})/(\d{2})")  # "24/25", "2024/25": a
 _ACADEMIC_YEAR_IN_TEXT = re.compile(r"(?<![\d.,/])(?:\d{2}|20\d{2})/\d{2}(?![\d.,/])")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _SENTENCE_END = re.compile(r"[.?!]\s*$")
-
-
-@functools.lru_cache(maxsize=4)
-def load_lexicon(path: Path = LEXICON_PATH, supplement: bool = True) -> dict[str, str]:
-    """``slang → formal`` from the bundled lexicon (lower case), plus :data:`CHAT_SUPPLEMENT` where the file has no
-    entry (``supplement``); only the supplement when the file is missing."""
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except FileNotFoundError:
-        rows = []
-    out: dict[str, str] = {}
-    for row in rows:
-        slang = unicodedata.normalize("NFKC", row.get("slang") or "").strip().lower()
-        formal = " ".join(unicodedata.normalize("NFKC", row.get("formal") or "").lower().split())
-        if slang and formal and slang != formal:
-            out.setdefault(slang, formal)
-    if supplement:
-        for slang, formal in CHAT_SUPPLEMENT.items():
-            out.setdefault(slang, formal)
-    return out
-
-
-def resolve_formal(slang: str, lexicon: Mapping[str, str]) -> str:
-    """The formal form of ``slang`` after following lexicon chains (at most 3 hops, cycles stop) and the informal
-    targets map; ``slang`` itself when it is not in the lexicon."""
-    seen = {slang}
-    current = lexicon.get(slang, slang)
-    for _ in range(3):
-        if current in seen or current not in lexicon:
-            break
-        seen.add(current)
-        current = lexicon[current]
-    return " ".join(_INFORMAL_TARGETS.get(w, w) for w in current.split())
-
-
-def colloquial_spellings(formal_words: Collection[str], lexicon: Mapping[str, str] | None = None) -> frozenset[str]:
-    """Every alphabetic lexicon slang whose (resolved) formal form consists only of ``formal_words``: the
-    colloquial spellings of stopwords and question words ("gmn", "aja", "kpn", "yg")."""
-    lexicon = load_lexicon() if lexicon is None else lexicon
-    out = set()
-    for slang in lexicon:
-        if not slang.isalpha():
-            continue
-        formal = resolve_formal(slang, lexicon).split()
-        if formal and all(w in formal_words for w in formal):
-            out.add(slang)
-    out.update(k for k, v in _INFORMAL_TARGETS.items() if v in formal_words)
-    return frozenset(out)
 
 
 _VOWELS = frozenset("aeiou")
@@ -391,15 +239,15 @@ def _single_slip(word: str, vocabulary: Mapping[str, int]) -> str | None:
 
 def _site_lexicon(lexicon: Mapping[str, str], known: Callable[[str], bool]
                   ) -> tuple[dict[str, str], dict[str, str], int]:
-    """The lexicon entries (and :data:`_INFORMAL_TARGETS`) for a site whose words ``known`` tells: ``(applied,
-    anchor, seen)``. An alphabetic slang word of two letters or more that the site does not use goes to
+    """The lexicon entries (and :data:`retrieval.language.INFORMAL_TARGETS`) for a site whose words ``known``
+    tells: ``(applied, anchor, seen)``. An alphabetic slang word of two letters or more that the site does not use goes to
     ``applied`` when every word of its resolved formal form is a function word, a filler or known ("" when all are
     fillers: the word is dropped), else to ``anchor`` when that form is alphabetic; ``seen`` counts the lexicon's
     alphabetic entries considered."""
     applied: dict[str, str] = {}
     anchor: dict[str, str] = {}
     seen = 0
-    for slang in dict.fromkeys([*lexicon, *_INFORMAL_TARGETS]):
+    for slang in dict.fromkeys([*lexicon, *INFORMAL_TARGETS]):
         if not slang.isalpha() or len(slang) < 2:
             continue
         seen += slang in lexicon

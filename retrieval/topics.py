@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 import threading
 
-from retrieval.normalize import FILLERS, QueryNormalizer
+from retrieval.language import FILLERS
+from retrieval.normalize import QueryNormalizer
 from storage.announcements import ALL as ALL_TOPICS
 from storage.announcements import MAX_TOPIC_CHARS
 

@@ -11,8 +11,9 @@ from generation.config import StopReason
 from generation.refine import rewrite_followup
 from generation.stages.base import StageContext
 from generation.subjects import MAX_CHOICES, Entity, Inventory, is_ask_back, pick, refer
-from generation.text import ALL_OF_THEM, strip_clitics
+from generation.text import strip_clitics
 from generation.types import Reply, Source, Trace
+from retrieval.language import ALL_OF_THEM
 
 if TYPE_CHECKING:
     from retrieval.search import SearchIndex

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from generation.support import stem, stems, text_stems
-from generation.text import COLLOQUIAL_WORDS, QUESTION_WORDS, STOPWORDS, anchors
-from retrieval.normalize import load_lexicon, resolve_formal
+from generation.text import anchors
+from retrieval.language import (
+    ANCHOR_STOPWORDS,
+    COLLOQUIAL_WORDS,
+    QUESTION_WORDS,
+    load_lexicon,
+    resolve_formal,
+)
 
 
 @pytest.mark.parametrize(
@@ -49,12 +55,12 @@ def test_a_compound_written_apart_in_the_evidence_meets_its_fused_spelling(text,
 def test_fused_question_words_are_not_anchors(question, topic):
     # a question word with its preposition ("di/ke/dari" + "mana") or its particle ("-kah") fused on asks, it does not
     # name the topic: it must never count as an anchor the evidence lacks
-    assert [w for w in anchors(question) if w not in STOPWORDS] == topic
+    assert [w for w in anchors(question) if w not in ANCHOR_STOPWORDS] == topic
 
 
 def test_colloquial_spellings_come_from_the_lexicon():
     lexicon = load_lexicon()
-    function = STOPWORDS | QUESTION_WORDS
+    function = ANCHOR_STOPWORDS | QUESTION_WORDS
     expected = {s for s in lexicon if s.isalpha() and all(w in function for w in resolve_formal(s, lexicon).split())}
     assert expected - COLLOQUIAL_WORDS <= {"mk", "sy", "yg", "dgn", "utk", "brp", "gmn", "dmn"}
     assert "mk" not in COLLOQUIAL_WORDS  # the glossary's "mata kuliah", though the lexicon reads "maka"
@@ -154,7 +160,7 @@ def test_chat_spellings_of_function_words_are_not_anchors(word):
                                              ("lt", "lantai"), ("gd", "gedung")])
 def test_campus_shorthand_meets_its_long_form_in_evidence(short, long):
     """A page that spells a shorthand out contains the student's anchor, also when the long form is one word."""
-    from retrieval.normalize import GLOSSARY
+    from retrieval.language import GLOSSARY
 
     assert GLOSSARY[short] == long
     assert set(stems(short)) <= text_stems(f"Kepala {long.title()} dipilih tiap tahun")
@@ -209,7 +215,7 @@ def test_a_detached_possessive_clitic_is_not_an_anchor(pronoun):
 
 @pytest.mark.parametrize("short", ["max", "maks"])
 def test_max_is_shorthand_for_maksimal(short):
-    from retrieval.normalize import GLOSSARY
+    from retrieval.language import GLOSSARY
 
     assert GLOSSARY[short] == "maksimal"
     assert set(stems(short)) <= text_stems("beban studi maksimal 22 SKS")

@@ -16,7 +16,7 @@ import pytest
 
 from generation.pipeline import AnswerPipeline, StopReason
 from generation.subjects import ASK_BACK_LEAD, Inventory, is_ask_back, pick, refer
-from generation.text import ALL_OF_THEM
+from retrieval.language import ALL_OF_THEM
 from storage.models import Message
 
 pytestmark = pytest.mark.slow  # the sample site crawled and indexed with the real embedder

@@ -12,16 +12,15 @@ from hypothesis import strategies as st
 
 from retrieval.aliases import mine_aliases
 from retrieval.analyzer import Analyzer
-from retrieval.normalize import (
+from retrieval.language import (
     FILLERS,
     GLOSSARY,
     LEXICON_PATH,
-    QueryNormalizer,
-    collapse_elongation,
     colloquial_spellings,
     load_lexicon,
     resolve_formal,
 )
+from retrieval.normalize import QueryNormalizer, collapse_elongation
 from tests.retrieval.conftest import CORPUS
 
 # A small prodi site: the retrieval corpus plus pages that define abbreviations and name lecturers.
@@ -126,7 +125,7 @@ def test_lexicon_rule_keeps_site_words_and_drops_unusable_targets(vocabulary):
 
 
 def test_every_applied_entry_follows_the_rule(normalizer):
-    from retrieval.normalize import FUNCTION_WORDS
+    from retrieval.language import FUNCTION_WORDS
 
     for slang, formal in normalizer.lexicon.items():
         assert not normalizer.known(slang), slang
@@ -172,7 +171,7 @@ def test_glossary_is_the_one_generation_uses():
 
 def test_lexicon_helpers():
     assert LEXICON_PATH.exists()
-    from retrieval.normalize import CHAT_SUPPLEMENT
+    from retrieval.language import CHAT_SUPPLEMENT
 
     assert len(load_lexicon(supplement=False)) == 4330
     lexicon = load_lexicon()
@@ -265,7 +264,7 @@ def test_anchor_form_leaves_dictionary_words_and_unknown_roots_alone(normalizer)
 def test_chat_spellings_the_lexicon_lacks_are_supplemented(typed, formal):
     """Question and function words in chat spellings the bundled lexicon has no entry for (``CHAT_SUPPLEMENT``):
     the lexicon's own entries win, and a site that uses the word keeps it."""
-    from retrieval.normalize import CHAT_SUPPLEMENT
+    from retrieval.language import CHAT_SUPPLEMENT
 
     assert typed in CHAT_SUPPLEMENT and typed in load_lexicon()
     assert resolve_formal(typed, load_lexicon()) == formal
@@ -275,7 +274,7 @@ def test_chat_spellings_the_lexicon_lacks_are_supplemented(typed, formal):
 
 
 def test_the_supplement_never_overrides_the_lexicon():
-    from retrieval.normalize import CHAT_SUPPLEMENT
+    from retrieval.language import CHAT_SUPPLEMENT
 
     raw = load_lexicon.__wrapped__(LEXICON_PATH, supplement=False)
     assert not set(CHAT_SUPPLEMENT) & set(raw)
