@@ -16,7 +16,7 @@ import pytest
 
 from storage.pg import mask_url, url_with_schema
 
-__all__ = ["TEST_DATABASE_URL", "ThrowawayPostgres", "fresh_schema"]
+__all__ = ["TEST_DATABASE_URL", "ThrowawayPostgres", "fresh_database", "fresh_schema"]
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -39,6 +39,20 @@ def fresh_schema(prefix: str = "t") -> Iterator[tuple[str, str]]:
             yield url_with_schema(TEST_DATABASE_URL, name), name
         finally:
             admin.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+
+
+@contextmanager
+def fresh_database() -> Iterator[Any]:
+    """A ``storage.pg.PgDatabase`` on a fresh schema (:func:`fresh_schema`), closed after the test; the timeouts the
+    store tests use."""
+    from storage.pg import PgDatabase
+
+    with fresh_schema() as (url, _name):
+        db = PgDatabase(url, statement_timeout_seconds=10, connect_timeout_seconds=5)
+        try:
+            yield db
+        finally:
+            db.close()
 
 
 class ThrowawayPostgres:

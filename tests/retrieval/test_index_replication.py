@@ -14,7 +14,7 @@ from retrieval.index import IndexManager
 from storage.errors import StoreUnavailable
 from storage.pg import PgDatabase
 from storage.pg_index import IndexTransferError, PgIndexStore
-from tests.auxil.postgres import fresh_schema
+from tests.auxil.postgres import fresh_database
 from tests.retrieval.conftest import corpus_chunks, corpus_documents
 
 pytestmark = pytest.mark.postgres
@@ -22,10 +22,8 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture
 def store():
-    with fresh_schema() as (url, _name):
-        db = PgDatabase(url, statement_timeout_seconds=10, connect_timeout_seconds=5)
+    with fresh_database() as db:
         yield PgIndexStore(db)
-        db.close()
 
 
 def _corpus(edition: int = 0):

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from storage.pg import PgDatabase
 from storage.pg_files import PgFileStore, SharedFileError
-from tests.auxil.postgres import fresh_schema
+from tests.auxil.postgres import fresh_database
 
 pytestmark = pytest.mark.postgres
 
@@ -17,10 +16,8 @@ NAME = "calibration/abstention.json"
 
 @pytest.fixture
 def store():
-    with fresh_schema() as (url, _name):
-        db = PgDatabase(url, statement_timeout_seconds=10, connect_timeout_seconds=5)
+    with fresh_database() as db:
         yield PgFileStore(db)
-        db.close()
 
 
 def test_a_published_file_is_fetched_once_and_again_when_it_changes(tmp_path, store) -> None:
