@@ -26,7 +26,7 @@ from retrieval.language import (
 )
 from retrieval.normalize import full_academic_years
 
-__all__ = ["FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
+__all__ = ["FOLLOWUP_RULES", "FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
 
 # Student shorthand → the words the site uses. The glossary lives in the retrieval layer now, because the query
 # normaliser applies it before retrieval (retrieval/normalize.py); the refinement and the support check reuse it.
@@ -51,6 +51,19 @@ class FollowUp:
     # it keeps the previous subject ("emailnya?", "beliau ngajar apa?", "jam latihannya kapan?"): neither narrows a
     # list ("yang 3 SKS saja?") nor switches with "kalau …?"; generation.subjects resolves which subject that is
     about_subject: bool = False
+    # the rule that decided (FOLLOWUP_RULES), for the answer trace; it changes nothing
+    rule: str = ""
+
+
+# The follow-up rules by name, as FollowUp.rule gives them: no previous question; not a follow-up; "ada yang lain?"
+# (the previous question again); an alternative asked for ("ada lagi?", "yang lain?", "selain itu?": what the
+# previous reply named is excluded; "<rule>+alternative" after the rule that resolved it); "kalau X?" fitted into the
+# previous question (a repeated word's new tail, or a new subject in the old one's place: _what_about) or, when it
+# cannot be, a new subject with the old attribute; "dia"/"beliau" for the person the previous reply named; a
+# narrowing ("yang 3 SKS saja?"); a possessive "-nya" or a pronoun that keeps the previous subject ("emailnya?");
+# other words about the previous subject, its words carried.
+FOLLOWUP_RULES = ("no_history", "not_followup", "again", "alternative", "switch", "switch_new_subject",
+                  "pronoun_person", "narrowing", "possessive", "same_subject")
 
 
 _NARROWING = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|dan)\s+)?(?:yang|yg)\b", re.IGNORECASE)
@@ -66,7 +79,8 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
     out = _resolve(question, history, _depth)
     if not out.rewritten or not _ALTERNATIVE.search(question):
         return out
-    out = replace(out, about_subject=False)  # another one, not more about the one named
+    # another one, not more about the one named
+    out = replace(out, about_subject=False, rule="alternative" if out.rule == "again" else f"{out.rule}+alternative")
     reply = _last_reply(history)
     if not reply or reply.startswith("Maaf"):
         return out
@@ -106,10 +120,10 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     person alone)."""
     previous, reply, earlier = _previous_turn(question, list(history))
     if not previous:
-        return FollowUp(question, False)
+        return FollowUp(question, False, rule="no_history")
     own = anchors(question)
     if not _is_followup(question, own):
-        return FollowUp(question, False)
+        return FollowUp(question, False, rule="not_followup")
     if _depth < _MAX_CHAIN:  # "siapa dosen IS?" → "emailnya?" → "kalau kaprodi?": resolve the middle one first
         previous_resolved = _resolve(previous, earlier, _depth + 1).query
     else:
@@ -117,7 +131,7 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     prev_core = full_academic_years(previous_resolved.rstrip(" ?!."))
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
     if not extra:  # "ada yang lain?": the previous question again
-        return FollowUp(prev_core + "?", True, previous)
+        return FollowUp(prev_core + "?", True, previous, rule="again")
     f = _Reading.of(question, own, extra, previous, previous_resolved, prev_core)
     return _switched(f) or _same_subject(f, reply)
 
@@ -195,12 +209,12 @@ def _switched(f: _Reading) -> FollowUp | None:
     aligned = _what_about(f.question, f.prev_core,
                           subject_may_change=bool(f.new_subject) and not f.narrowing and not f.asks)
     if aligned:
-        return FollowUp(full_academic_years(aligned), True, f.previous)
+        return FollowUp(full_academic_years(aligned), True, f.previous, rule="switch")
     if f.new_subject and not f.narrowing:
         # a new subject replaces the old one; the old attribute carries over only when none is asked
         carry = [] if f.asks else [w for w in f.prev_words if w in ATTRIBUTE_WORDS and w not in f.own_words]
         query = f"{f.text} {' '.join(carry)}".strip()
-        return FollowUp(query + "?", True, f.previous)
+        return FollowUp(query + "?", True, f.previous, rule="switch_new_subject")
     return None
 
 
@@ -211,13 +225,15 @@ def _same_subject(f: _Reading, reply: str) -> FollowUp:
     person = _person(reply) if _asks_who(f.previous) and reply and not reply.startswith("Maaf") else []
     if person and _PERSONAL_PRONOUN.search(f.question):
         # "dia"/"beliau" stand for that person: the description the previous question gave is not carried
-        return FollowUp(f"{f.text} {' '.join(person)}".strip() + "?", True, f.previous, about_subject=True)
+        return FollowUp(f"{f.text} {' '.join(person)}".strip() + "?", True, f.previous, about_subject=True,
+                        rule="pronoun_person")
     topic = _topic(f)
     # names only for a pronoun-like reference ("emailnya?", "beliau"), not for a narrowing ("yang 3 SKS saja?")
     refers = re.search(r"\w{3,}-?nya\b|\b(dia|beliau)\b", f.question, re.IGNORECASE)
     names = [n for n in person if n.lower() not in {*topic, *f.own_words}] if refers and not f.narrowing else []
     query = f"{f.text} {' '.join(topic + names)}".strip()
-    return FollowUp(query + "?", True, f.previous, about_subject=not f.narrowing)
+    rule = "narrowing" if f.narrowing else "possessive" if refers else "same_subject"
+    return FollowUp(query + "?", True, f.previous, about_subject=not f.narrowing, rule=rule)
 
 
 def _topic(f: _Reading) -> list[str]:

@@ -38,6 +38,8 @@ Discourse particles and vocatives (:data:`retrieval.language.FILLERS`: "dong", "
 dropped, except next to a number ("min 3 SKS"). Never changed: digits and codes ("IF-301", "3.5"), e-mail
 addresses and URLs, all-caps tokens (except to add an alias's long form), capitalised words inside a sentence
 and words after an honorific ("pak", "bu": names). The result is idempotent: ``normalize(normalize(q)) == normalize(q)``.
+:meth:`QueryNormalizer.normalize_with_rules` also says which rules changed the query (:data:`RULES`), for the
+answer trace.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ from retrieval.language import (
 )
 
 __all__ = [
+    "RULES",
+    "FiredRule",
     "QueryNormalizer",
     "academic_year",
     "collapse_elongation",
@@ -75,6 +79,23 @@ _ACADEMIC_YEAR = re.compile(r"(\d{2}|20\d{2})/(\d{2})")  # "24/25", "2024/25": a
 _ACADEMIC_YEAR_IN_TEXT = re.compile(r"(?<![\d.,/])(?:\d{2}|20\d{2})/\d{2}(?![\d.,/])")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _SENTENCE_END = re.compile(r"[.?!]\s*$")
+
+# What the normaliser did to a query, one record per change (``QueryNormalizer.normalize_with_rules``, the answer
+# trace's "rewrite" step): ``{"rule": …, "from": the token as typed, "to": its replacement or the phrase added}``.
+FiredRule = dict[str, str]
+# The rules, by name: a lexicon entry ("kalo" → "kalau"; also on an elongated word, after a clitic, or on the
+# anchor form only), a glossary shorthand replaced ("smt" → "semester") or expanded ("krs" → "krs kartu rencana
+# studi"), a site abbreviation or a lecturer's name expanded, an elongation collapsed, a loanword's mark restored, a
+# clitic removed, a colloquial verb form (also on the anchor form only), a typing slip, an academic year written
+# out, a filler dropped.
+RULES = ("colloquial", "elongation_colloquial", "clitic_colloquial", "colloquial_anchor", "glossary",
+         "glossary_expansion", "alias", "name", "elongation", "loanword", "clitic", "morphology", "morphology_anchor",
+         "typo", "academic_year", "filler")
+_Add = Callable[[int, str, str, str], None]  # add(token index, phrase, rule, the words it expands)
+
+
+def _fired(rule: str, source: str, to: str) -> FiredRule:
+    return {"rule": rule, "from": source, "to": to}
 
 
 _VOWELS = frozenset("aeiou")
@@ -343,35 +364,44 @@ class QueryNormalizer:
         """The query in formal words with the long forms of abbreviations and the full names of lecturers added
         next to them; ``expand=False``: formal words only, nothing added (for checking the question's own words
         against evidence, where an added long form the page does not spell out would count as missing)."""
+        return self.normalize_with_rules(text, expand=expand)[0]
+
+    def normalize_with_rules(self, text: str, *, expand: bool = True) -> tuple[str, list[FiredRule]]:
+        """:meth:`normalize`'s result and the rules that changed the query, in the order they fired: one
+        ``{"rule", "from", "to"}`` record per change (:data:`RULES` names them; "to" is "" for a dropped filler,
+        the added phrase for an expansion)."""
+        fired: list[FiredRule] = []
         text = " ".join(unicodedata.normalize("NFKC", text or "").split())
         if not text:
-            return ""
+            return "", fired
         toks = _tokenize(text)
         if not toks:
-            return text
+            return text, fired
         present = " " + " ".join(t.lower.rstrip(".") for t in toks) + " "
         added: dict[int, list[str]] = {}
         done: set[str] = set()
 
-        def add(i: int, phrase: str) -> None:
+        def add(i: int, phrase: str, rule: str, source: str) -> None:
             key = " ".join(phrase.lower().split())
             if not expand or key in done or f" {key} " in present:
                 return
             done.add(key)
             added.setdefault(i, []).append(phrase)
+            fired.append(_fired(rule, source, phrase))
 
         self._names(toks, add)
         for i, tok in enumerate(toks):
             if tok.protected:
                 continue
-            self._fillers(toks, i)
+            if self._fillers(toks, i):
+                fired.append(_fired("filler", tok.text, ""))
         for i, tok in enumerate(toks):
             if tok.protected or tok.out == "":
                 continue
-            self._word(text, toks, i, add, anchors=not expand)
-        return _render(text, toks, added)
+            self._word(text, toks, i, add, fired, anchors=not expand)
+        return _render(text, toks, added), fired
 
-    def _names(self, toks: list[_Tok], add: Callable[[int, str], None]) -> None:
+    def _names(self, toks: list[_Tok], add: _Add) -> None:
         """Lecturer name variants (longest first); the tokens become protected and the full name is added."""
         if not self._max_name:
             return
@@ -398,17 +428,19 @@ class QueryNormalizer:
                 t.protected = True
             if after_honorific:
                 toks[i - 1].protected = True
-            add(i + n - 1, owner)
+            add(i + n - 1, owner, "name", " ".join(t.text for t in toks[i : i + n]))
             i += n
 
-    def _fillers(self, toks: list[_Tok], i: int) -> None:
+    def _fillers(self, toks: list[_Tok], i: int) -> bool:
+        """Drop token ``i`` when it is a filler not next to a number; True when it was dropped."""
         tok = toks[i]
         if tok.lower not in FILLERS or not tok.plain or (tok.text.isupper() and len(tok.text) > 1):
-            return
+            return False
         near = [toks[j] for j in (i - 1, i + 1) if 0 <= j < len(toks)]
         if any(any(ch.isdigit() for ch in t.text) for t in near):
-            return
+            return False
         tok.out = ""
+        return True
 
     @staticmethod
     def _sentence_initial(text: str, toks: list[_Tok], i: int) -> bool:
@@ -420,13 +452,13 @@ class QueryNormalizer:
                 return False
         return True
 
-    def _abbreviation(self, i: int, tok: _Tok, add: Callable[[int, str], None]) -> bool:
+    def _abbreviation(self, i: int, tok: _Tok, add: _Add, fired: list[FiredRule]) -> bool:
         """Add the long form of a site abbreviation or a glossary shorthand; True when ``tok`` was one."""
         key = alias_key(tok.text)
         caps = sum(ch.isupper() for ch in tok.text) >= 2 and tok.text.upper() == tok.text
         long = self.aliases.abbreviations.get(key)
         if long is not None and (caps or key not in self._ambiguous_short):
-            add(i, long)
+            add(i, long, "alias", tok.text)
             tok.protected = True
             return True
         long = self.glossary.get(key) if tok.plain else None
@@ -435,18 +467,20 @@ class QueryNormalizer:
         single = " " not in long or all(w in FUNCTION_WORDS for w in long.split())
         if single and not caps and not self.known(key):
             tok.out = long  # "smt" → "semester", "brp" → "berapa"
+            fired.append(_fired("glossary", tok.text, long))
         else:
-            add(i, long)  # "krs" → "krs kartu rencana studi"
+            add(i, long, "glossary_expansion", tok.text)  # "krs" → "krs kartu rencana studi"
         return True
 
-    def _word(self, text: str, toks: list[_Tok], i: int, add: Callable[[int, str], None], *,
+    def _word(self, text: str, toks: list[_Tok], i: int, add: _Add, fired: list[FiredRule], *,
               anchors: bool = False) -> None:
         tok = toks[i]
         year = academic_year(tok.text)
         if year:  # "24/25" → "2024/2025"
             tok.out = year
+            fired.append(_fired("academic_year", tok.text, year))
             return
-        if self._abbreviation(i, tok, add) or not tok.plain:
+        if self._abbreviation(i, tok, add, fired) or not tok.plain:
             return  # abbreviations; codes, numbers, dotted forms stay as they are
         word = tok.lower
         if len(tok.text) > 1 and tok.text.isupper():
@@ -457,16 +491,19 @@ class QueryNormalizer:
             return  # "pak budi": a name
         if self._ok(word):
             return
-        fixed = self._repair(word)
+        fixed, rule = self._repair(word)
         if fixed is None and anchors:
-            fixed = (self._anchor_lexicon.get(collapse_elongation(word)[0]) or self._anchor_lexicon.get(word)
-                     or self._anchor_morphology(word))
+            fixed, rule = (self._anchor_lexicon.get(collapse_elongation(word)[0]) or self._anchor_lexicon.get(word),
+                           "colloquial_anchor")
+            if not fixed:
+                fixed, rule = self._anchor_morphology(word), "morphology_anchor"
         if fixed is None or fixed == word:
             return
         tok.out = fixed
+        fired.append(_fired(rule, tok.text, fixed))
         if fixed and " " not in fixed:  # the repaired word may be a shorthand itself ("jrsn" → "jurusan")
             probe = _Tok(tok.start, tok.end, fixed, fixed)
-            if self._abbreviation(i, probe, add) and probe.out is not None:
+            if self._abbreviation(i, probe, add, fired) and probe.out is not None:
                 tok.out = probe.out
 
     @staticmethod
@@ -480,18 +517,19 @@ class QueryNormalizer:
             return None
         return next((form for form in colloquial_forms(word) if is_dictionary_word(form)), None)
 
-    def _repair(self, word: str) -> str | None:
-        """The formal or known form of a word the site does not use, or None."""
+    def _repair(self, word: str) -> tuple[str | None, str]:
+        """The formal or known form of a word the site does not use, or None, with the name of the rule that gave
+        it (:data:`RULES`)."""
         # 1. the lexicon, on the word as typed and with elongations collapsed ("bangettt")
         one, two = collapse_elongation(word)
         for form in dict.fromkeys((word, one, two)):
             if form in self.lexicon:
-                return self.lexicon[form]
+                return self.lexicon[form], "colloquial" if form == word else "elongation_colloquial"
             if form != word and self._ok(form):
-                return form
+                return form, "elongation"
         # 2. a loanword without its apostrophe or hyphen ("mahad" → "ma'had")
         if one in self._unmarked:
-            return self._unmarked[one]
+            return self._unmarked[one], "loanword"
         # 3. a clitic ("syaratnya" → "syarat"), possibly on a slang base ("milihnya" → "milih" → "memilih"); on a
         # two-letter base only when it is shorthand the site or the glossary knows ("ipnya" → "ip", not "tanya")
         for suffix in _CLITICS:
@@ -501,22 +539,22 @@ class QueryNormalizer:
             if len(base) == 2:
                 if suffix == "nya" and (base in self.glossary or base in self.aliases.abbreviations
                                         or (self.known(base) and base not in FUNCTION_WORDS)):
-                    return base
+                    return base, "clitic"
                 continue
             if self._ok(base):
-                return base
+                return base, "clitic"
             if self.lexicon.get(base):
-                return self.lexicon[base]
+                return self.lexicon[base], "clitic_colloquial"
         # 4. colloquial verb morphology ("ngajar" → "mengajar", "ngepalain" → "kepala", "diumumin" → "diumumkan")
         for form in colloquial_forms(one):
             if self.known(form):
-                return form
+                return form, "morphology"
         # 5. one typing slip against the site's vocabulary
         if self.typo_correction and len(one) >= 5 and not is_dictionary_word(one):  # "kuota" is no slip of "kota"
             fixed = _single_slip(one, self.vocabulary)
             if fixed:
-                return fixed
-        return one if one != word else None
+                return fixed, "typo"
+        return (one, "elongation") if one != word else (None, "")
 
     def __call__(self, text: str) -> str:
         return self.normalize(text)

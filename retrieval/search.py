@@ -18,7 +18,7 @@ from retrieval.confidence import retrieval_confidence
 from retrieval.config import MODES, RetrievalConfig
 from retrieval.facts import FactsResult, FactsTable
 from retrieval.fusion import minmax, mmr_select, rrf, weighted_sum
-from retrieval.normalize import QueryNormalizer
+from retrieval.normalize import FiredRule, QueryNormalizer
 from retrieval.types import Embedder, Hit, SearchResult
 from storage.models import Chunk
 
@@ -144,6 +144,11 @@ class SearchIndex:
         take a question's anchors from, so that an added long form the evidence does not spell out is not
         counted as missing."""
         return self.normalizer.normalize(text, expand=expand)
+
+    def normalize_query_with_rules(self, text: str, *, expand: bool = True) -> tuple[str, list[FiredRule]]:
+        """:meth:`normalize_query` and the normaliser's rules that changed ``text`` (``{"rule", "from", "to"}``
+        records, :meth:`QueryNormalizer.normalize_with_rules`): what the answer trace shows."""
+        return self.normalizer.normalize_with_rules(text, expand=expand)
 
     def search_vector(self, query: str, qvec: np.ndarray, k: int = 5, mode: str = "hybrid") -> SearchResult:
         """Like :meth:`search` with the query embedding given (benchmarks time embedding separately)."""

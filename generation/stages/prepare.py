@@ -3,6 +3,8 @@ conversation window), then the structured facts table, which answers constraint 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from generation.config import StopReason
 from generation.facts_render import facts_verdict, render_facts
 from generation.prompts import strip_injection
@@ -19,6 +21,23 @@ __all__ = ["FactsStage", "RewriteStage", "facts_reply"]
 def _as_typed(text: str, *, expand: bool = True) -> str:
     """The normaliser's stand-in when normalisation is off (or the index has none)."""
     return text.strip()
+
+
+Rules = list[dict[str, str]]  # the normaliser's fired rules, {"rule", "from", "to"} records
+
+
+def _with_rules(normalizer: Callable[..., str], index: object) -> Callable[..., tuple[str, Rules]]:
+    """``normalizer`` that also says which of its rules fired: the index's ``normalize_query_with_rules`` when
+    ``normalizer`` is the index's ``normalize_query`` (the same text, by construction), else none fired."""
+    traced = getattr(index, "normalize_query_with_rules", None)
+
+    def with_rules(text: str, **kw: bool) -> tuple[str, Rules]:
+        if callable(traced) and normalizer == getattr(index, "normalize_query", None):
+            out, fired = traced(text, **kw)
+            return str(out), list(fired)
+        return normalizer(text, **kw), []
+
+    return with_rules
 
 
 class RewriteStage:
@@ -48,13 +67,19 @@ class RewriteStage:
         if not callable(normalizer) or not getattr(getattr(turn.index, "config", None), "query_normalization", True):
             normalizer = _as_typed
         resolved = follow.query if follow.rewritten else turn.clean
+        normalize = _with_rules(normalizer, turn.index)
         turn.normalized = normalizer(turn.clean)  # the question alone, in the site's words
         turn.followup = follow.rewritten
         turn.exclude = follow.exclude
-        turn.query = normalizer(resolved)  # … with the long forms of abbreviations added, for retrieval
+        # … with the long forms of abbreviations added, for retrieval
+        turn.query, rules = normalize(resolved)
         # the anchors the evidence must contain: formal words only, so an added long form is not "missing"
-        turn.anchor_text = normalizer(resolved, expand=False)
-        turn.trace.add("rewrite", followup=follow.rewritten, query=turn.query, normalized=turn.normalized)
+        turn.anchor_text, anchor_rules = normalize(resolved, expand=False)
+        # which rules fired: the follow-up rewrite's (FollowUp.rule) and the normaliser's on the query, plus those
+        # that applied to the anchor form only (its colloquial_anchor / morphology_anchor readings)
+        turn.trace.add("rewrite", followup=follow.rewritten, query=turn.query, normalized=turn.normalized,
+                       followup_rule=follow.rule, rules=rules,
+                       anchor_rules=[r for r in anchor_rules if r not in rules])
         return "followup" if follow.rewritten else ("normalized" if turn.normalized != turn.clean else "as_typed")
 
 

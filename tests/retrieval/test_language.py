@@ -129,3 +129,53 @@ def test_every_class_comment_names_its_provenance() -> None:
             continue
         above = [ln for ln in lines[max(0, node.lineno - 12) : node.lineno - 1] if ln.startswith("#")]
         assert above, f"{name} has no comment"
+# --- the normaliser's fired rules -----------------------------------------------------------------------------
+
+def test_the_normaliser_names_the_colloquial_replacements() -> None:
+    from retrieval.normalize import QueryNormalizer
+
+    normalizer = QueryNormalizer(vocabulary={"syarat": 4, "beasiswa": 3})
+    text, fired = normalizer.normalize_with_rules("kalo syarat beasiswa gimana?")
+    assert text == normalizer.normalize("kalo syarat beasiswa gimana?") == "kalau syarat beasiswa bagaimana?"
+    assert {"rule": "colloquial", "from": "kalo", "to": "kalau"} in fired
+    assert {"rule": "colloquial", "from": "gimana", "to": "bagaimana"} in fired
+    assert all(r["rule"] == "colloquial" for r in fired)
+
+
+def test_the_normaliser_names_fillers_glossary_elongation_and_typos() -> None:
+    from retrieval.normalize import QueryNormalizer
+
+    normalizer = QueryNormalizer(vocabulary={"jadwal": 5, "krs": 2, "kartu": 2, "rencana": 2, "studi": 2,
+                                             "penting": 1})
+    text, fired = normalizer.normalize_with_rules("jdwal krs pentiiing bangettt dong kak")
+    assert text == normalizer.normalize("jdwal krs pentiiing bangettt dong kak") == (
+        "jadwal krs kartu rencana studi penting banget")
+    rules = {(r["rule"], r["from"], r["to"]) for r in fired}
+    assert ("typo", "jdwal", "jadwal") in rules
+    assert ("glossary_expansion", "krs", "kartu rencana studi") in rules
+    assert ("elongation", "pentiiing", "penting") in rules
+    assert ("colloquial", "bangettt", "banget") in rules  # the lexicon has this spelling itself
+    assert {("filler", "dong", ""), ("filler", "kak", "")} <= rules
+    # a glossary shorthand the site does not use, whose long form is one word, is replaced
+    assert normalizer.normalize_with_rules("smt 5")[1] == [{"rule": "glossary", "from": "smt", "to": "semester"}]
+
+
+def test_a_question_in_formal_words_fires_no_rule() -> None:
+    from retrieval.normalize import QueryNormalizer
+
+    normalizer = QueryNormalizer(vocabulary={"syarat": 4, "beasiswa": 3})
+    assert normalizer.normalize_with_rules("Apa syarat beasiswa?") == ("Apa syarat beasiswa?", [])
+
+
+def test_every_fired_rule_is_a_named_rule() -> None:
+    from retrieval.normalize import RULES, QueryNormalizer
+
+    normalizer = QueryNormalizer(vocabulary={"jadwal": 5, "semester": 4, "syarat": 3, "daftar": 2})
+    fired = []
+    for q in ("gimanaaa syaratnya kak?", "jdwal smt 24/25 dong", "kpn daftarnya?", "kalo syarat gimana"):
+        text, rules = normalizer.normalize_with_rules(q)
+        assert text == normalizer.normalize(q) and normalizer.normalize_with_rules(q, expand=False)[0] == (
+            normalizer.normalize(q, expand=False))
+        fired += rules
+    names = {r["rule"] for r in fired}
+    assert names <= set(RULES) and {"elongation_colloquial", "clitic", "academic_year", "glossary"} <= names, fired
