@@ -10,11 +10,16 @@ question) teaches "no answer". An equal number of IDK-MRC train windows is repla
 does not forget the prose it learned (their frozen-layer states come from the main run's cache).
 
     python -m bench.train_reader_site     # after bench.train_reader; then bench.fit_reader_gate, bench.reader_card
+
+To measure what the step does to questions it did not see, ``--folds 2 --fold K --out DIR`` (DIR a copy of the
+main run's export) trains without the items of fold K (by a hash of the item id; ``site_fold``), so fold K's
+questions, read with DIR's reader, are out of sample for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -31,8 +36,14 @@ from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
 SETS = ("answers.jsonl", "informal.jsonl")  # dev and informal; the blind sets are held out
 
 
-def site_examples(chunks_per_question: int) -> list[tuple[str, str, list[str], bool]]:
-    """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items."""
+def site_fold(item_id: str, folds: int) -> int:
+    """The fold of an in-domain item (``--folds``): by a hash of its id, so a fold never depends on file order."""
+    return int(hashlib.sha1(item_id.encode("utf-8")).hexdigest(), 16) % folds
+
+
+def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0) -> list[tuple[str, str, list[str], bool]]:
+    """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items; with
+    ``folds``, the items of fold ``fold`` are left out (a step whose effect is measured on them)."""
     from bench.evaluation import build_fresh_index
     from bot.sample_site import SampleSite
     from bot.settings import Settings
@@ -41,7 +52,7 @@ def site_examples(chunks_per_question: int) -> list[tuple[str, str, list[str], b
     for name in SETS:
         for line in (ROOT / "tests" / "data" / "eval" / name).read_text(encoding="utf-8").splitlines():
             item = json.loads(line)
-            if not item.get("conversation"):
+            if not item.get("conversation") and not (folds and site_fold(str(item["id"]), folds) == fold):
                 items.append(item)
     out = []
     with tempfile.TemporaryDirectory(prefix="prodi-reader-site-") as tmp, SampleSite() as site:
@@ -88,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=3e-5)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--folds", type=int, default=0,
+                    help="with --fold K: leave the in-domain items of fold K out (to measure the step on them)")
+    ap.add_argument("--fold", type=int, default=0)
     args = ap.parse_args(argv)
 
     import torch
@@ -110,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
     cfg = ReaderConfig.from_json(meta["config"])
     e5 = E5File()
-    examples = site_examples(args.chunks)
+    examples = site_examples(args.chunks, args.folds, args.fold)
     feats = featurize_site(e5, cfg, examples)
     lower = tm.Lower(e5, cfg.frozen_layers).eval()
     states = tm.run_lower(lower, [w.ids for w in feats])
@@ -152,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     meta_new = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
     meta_new["site_step"] = {"sets": list(SETS), "held_out": ["informal_holdout.jsonl", "informal_final.jsonl"],
                              "windows": len(feats), "epochs": args.epochs, "lr": args.lr}
+    if args.folds:
+        meta_new["site_step"]["left_out_fold"] = {"folds": args.folds, "fold": args.fold}
     (out_dir / "reader.json").write_text(json.dumps(meta_new, indent=2) + "\n", encoding="utf-8")
     write_card(out_dir)
     log(event="site_exported", seconds=round(time.time() - started, 1))
