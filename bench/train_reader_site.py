@@ -41,9 +41,11 @@ def site_fold(item_id: str, folds: int) -> int:
     return int(hashlib.sha1(item_id.encode("utf-8")).hexdigest(), 16) % folds
 
 
-def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0) -> list[tuple[str, str, list[str], bool]]:
+def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0,
+                  limit: int = 0) -> list[tuple[str, str, list[str], bool]]:
     """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items; with
-    ``folds``, the items of fold ``fold`` are left out (a step whose effect is measured on them)."""
+    ``folds``, the items of fold ``fold`` are left out (a step whose effect is measured on them); ``limit``: only
+    the first N items (a smoke run)."""
     from bench.evaluation import build_fresh_index
     from bot.sample_site import SampleSite
     from bot.settings import Settings
@@ -54,6 +56,7 @@ def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0) -> li
             item = json.loads(line)
             if not item.get("conversation") and not (folds and site_fold(str(item["id"]), folds) == fold):
                 items.append(item)
+    items = items[:limit] if limit else items
     out = []
     with tempfile.TemporaryDirectory(prefix="prodi-reader-site-") as tmp, SampleSite() as site:
         settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=0,
                     help="with --fold K: leave the in-domain items of fold K out (to measure the step on them)")
     ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--smoke", type=int, default=0, help="only the first N in-domain items (CI smoke run)")
     args = ap.parse_args(argv)
 
     import torch
@@ -124,27 +128,29 @@ def main(argv: list[str] | None = None) -> int:
     meta = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
     cfg = ReaderConfig.from_json(meta["config"])
     e5 = E5File()
-    examples = site_examples(args.chunks, args.folds, args.fold)
+    examples = site_examples(args.chunks, args.folds, args.fold, args.smoke)
     feats = featurize_site(e5, cfg, examples)
     lower = tm.Lower(e5, cfg.frozen_layers).eval()
     states = tm.run_lower(lower, [w.ids for w in feats])
-    cache_file = next(work.glob(f"cache-{cfg.frozen_layers}-{cfg.max_len}-0.pt"))
+    # the main run's own data: its cache of the frozen layers and its train part (a smoke run's few questions)
+    main_run = json.loads((work / "signature.json").read_text(encoding="utf-8"))
+    cache_file = work / f"cache-{cfg.frozen_layers}-{cfg.max_len}-{main_run.get('smoke', 0)}.pt"
     replay_cache = torch.load(cache_file)["train"]
     state = torch.load(work / "state.pt", weights_only=False)
     upper = tm.Upper(e5, cfg.frozen_layers)
     upper.load_state_dict(state["model"])
-    log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
-        examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
-        replay_per_epoch=len(feats), args=vars(args), from_step=state["step"])
     # the replayed IDK-MRC windows need their own Window records: rebuild them as the main run did
     from bench.idkmrc import train_path
     from bench.train_reader import featurize, load_examples
 
-    informal = json.loads((work / "signature.json").read_text(encoding="utf-8")).get("informal", 0.0)
-    idk = featurize(e5, cfg, load_examples(train_path(None), None, informal)["train"])
+    idk = featurize(e5, cfg, load_examples(train_path(main_run.get("train_file")), main_run.get("smoke") or None,
+                                           main_run.get("informal", 0.0))["train"])
+    log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
+        examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
+        replay_per_epoch=min(len(feats), len(idk)), args=vars(args), from_step=state["step"])
     opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
     for epoch in range(args.epochs):
-        replay = rng.sample(range(len(idk)), len(feats))
+        replay = rng.sample(range(len(idk)), min(len(feats), len(idk)))
         pool = [("site", i) for i in range(len(feats))] + [("idk", i) for i in replay]
         rng.shuffle(pool)
         upper.train()

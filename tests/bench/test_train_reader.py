@@ -24,8 +24,10 @@ pytest.importorskip("torch")
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("reader")
-    work = tmp_path_factory.mktemp("work")
+    base = tmp_path_factory.mktemp("smoke")
+    out, work = base / "reader", base / "work"  # the in-domain step's test reads the main run's work dir beside out
+    out.mkdir()
+    work.mkdir()
     run = subprocess.run([sys.executable, "-m", "bench.train_reader", "--smoke", "24", "--epochs", "1",
                           "--out", str(out), "--work", str(work), "--threads", "2"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -96,3 +98,25 @@ def test_informal_rewrite_touches_only_the_train_part_and_is_fixed_by_the_seed()
     # only the question changes: the passage and the answers' offsets into it are the dataset's own
     assert all((f["context"], f["answers"]) == (i["context"], i["answers"])
                for f, i in zip(formal["train"], informal["train"], strict=True))
+
+
+def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke, tmp_path):
+    """``bench.train_reader_site`` after the smoke run (CI): the sample site crawled and indexed, a few of its dev
+    items read as windows, one epoch with the main run's IDK-MRC windows replayed, the export; with ``--folds``,
+    the left-out fold is recorded in reader.json."""
+    import shutil
+
+    out = tmp_path / "site"
+    shutil.copytree(smoke, out)
+    run = subprocess.run([sys.executable, "-m", "bench.train_reader_site", "--out", str(out),
+                          "--work", str(smoke.parent / "work"), "--smoke", "6", "--epochs", "1",
+                          "--folds", "2", "--fold", "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    meta = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))
+    assert meta["site_step"]["left_out_fold"] == {"folds": 2, "fold": 1}
+    assert meta["sha256"] == sha256_of(out / WEIGHTS_FILE) != json.loads((smoke / CONFIG_FILE).read_text())["sha256"]
+    rows = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    data = next(r for r in rows if r["event"] == "site_data")
+    assert 0 < data["examples"] <= 6 * 3 and data["windows"] >= data["examples"]
+    assert [r["event"] for r in rows][-2:] == ["site_epoch", "site_exported"]
