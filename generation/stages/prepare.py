@@ -4,6 +4,7 @@ conversation window), then the structured facts table, which answers constraint 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from generation.config import StopReason
 from generation.facts_render import facts_verdict, render_facts
@@ -14,30 +15,29 @@ from generation.subjects import ask_back_roles
 from generation.text import split_aside, strip_clitics
 from generation.types import Reply, Source, Trace
 from retrieval.facts import FactsResult
+from retrieval.normalize import FiredRule
 
 __all__ = ["FactsStage", "RewriteStage", "facts_reply"]
 
 
-def _as_typed(text: str, *, expand: bool = True) -> str:
-    """The normaliser's stand-in when normalisation is off (or the index has none)."""
-    return text.strip()
+def _as_typed(text: str, *, expand: bool = True) -> tuple[str, list[FiredRule]]:
+    """The normaliser's stand-in when normalisation is off (or the index has none): the text as typed, no rule."""
+    return text.strip(), []
 
 
-Rules = list[dict[str, str]]  # the normaliser's fired rules, {"rule", "from", "to"} records
-
-
-def _with_rules(normalizer: Callable[..., str], index: object) -> Callable[..., tuple[str, Rules]]:
-    """``normalizer`` that also says which of its rules fired: the index's ``normalize_query_with_rules`` when
-    ``normalizer`` is the index's ``normalize_query`` (the same text, by construction), else none fired."""
+def _normalizer(index: object) -> Callable[..., tuple[str, list[FiredRule]]]:
+    """The index's query normaliser, returning the normalised text and the rules that fired ({"rule", "from", "to"}
+    records; none from an index that does not report them); :func:`_as_typed` when the index has none or its
+    config turns normalisation off."""
+    if not getattr(getattr(index, "config", None), "query_normalization", True):
+        return _as_typed
     traced = getattr(index, "normalize_query_with_rules", None)
-
-    def with_rules(text: str, **kw: bool) -> tuple[str, Rules]:
-        if callable(traced) and normalizer == getattr(index, "normalize_query", None):
-            out, fired = traced(text, **kw)
-            return str(out), list(fired)
-        return normalizer(text, **kw), []
-
-    return with_rules
+    if callable(traced):
+        return cast("Callable[..., tuple[str, list[FiredRule]]]", traced)
+    plain = getattr(index, "normalize_query", None)
+    if callable(plain):
+        return lambda text, **kw: (str(plain(text, **kw)), [])
+    return _as_typed
 
 
 class RewriteStage:
@@ -63,12 +63,9 @@ class RewriteStage:
             return Abstain(StopReason.ABSTAIN_NO_INDEX)
         # the follow-up is resolved on the words as typed ("-nya" points back), then normalised as a whole
         follow = rewrite_followup(turn.clean, turn.history)
-        normalizer = getattr(turn.index, "normalize_query", None)
-        if not callable(normalizer) or not getattr(getattr(turn.index, "config", None), "query_normalization", True):
-            normalizer = _as_typed
+        normalize = _normalizer(turn.index)
         resolved = follow.query if follow.rewritten else turn.clean
-        normalize = _with_rules(normalizer, turn.index)
-        turn.normalized = normalizer(turn.clean)  # the question alone, in the site's words
+        turn.normalized, _ = normalize(turn.clean)  # the question alone, in the site's words
         turn.followup = follow.rewritten
         turn.exclude = follow.exclude
         # … with the long forms of abbreviations added, for retrieval
