@@ -102,7 +102,11 @@ def write_card(out_dir: Path) -> None:
             f"({', '.join(site['sets'])}), single-turn items, each question's top {site['args']['chunks']} chunks as "
             f"windows ({site['windows']} windows, {site['with_span']} holding a gold span, the rest \"no answer\"), "
             f"with as many IDK-MRC train windows replayed each epoch; {site['args']['epochs']} epochs at lr "
-            f"{site['args']['lr']}, batch {site['args']['batch']}, seed {site['args']['seed']}.",
+            f"{site['args']['lr']}, batch {site['args']['batch']}, seed {site['args']['seed']}"
+            + (f"; {site['args']['informal']:.0%} of its questions gained a copy written as students type (the "
+               "external colloquial lexicon)" if site["args"].get("informal") else "")
+            + (f"; only the top {site['args']['train_top']} layers and the span head trained"
+               if site["args"].get("train_top") else "") + ".",
             "- Held out from this step: " + ", ".join(site["held_out"]) + ". The dev and informal sets are in-sample "
             "for the reader from here on (docs/evaluation.md says so).",
         ]

@@ -74,6 +74,23 @@ def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0,
     return out
 
 
+def with_informal_copies(examples: list[tuple[str, str, list[str], bool]], share: float,
+                         seed: int) -> list[tuple[str, str, list[str], bool]]:
+    """The step's rows plus, for a share of its questions (fixed seed), a copy of each of their rows with the question
+    written as students type (``bench.train_reader.as_students_type``: the external lexicon's spellings): more ways
+    of asking the same thing, so the step learns the page rather than the sentence."""
+    if share <= 0:
+        return list(examples)
+    from bench.train_reader import as_students_type, informal_spellings
+
+    rng, spellings = random.Random(seed), informal_spellings()
+    rewritten: dict[str, str] = {}
+    for question in dict.fromkeys(q for q, _, _, _ in examples):
+        if rng.random() < share:
+            rewritten[question] = as_students_type(question, rng, spellings)
+    return list(examples) + [(rewritten[q], c, g, a) for q, c, g, a in examples if q in rewritten]
+
+
 def featurize_site(e5: E5File, cfg: ReaderConfig, examples) -> list[Window]:
     feats = []
     for n, (question, passage, golds, answerable) in enumerate(examples):
@@ -106,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --fold K: leave the in-domain items of fold K out (to measure the step on them)")
     ap.add_argument("--fold", type=int, default=0)
     ap.add_argument("--smoke", type=int, default=0, help="only the first N in-domain items (CI smoke run)")
+    ap.add_argument("--informal", type=float, default=0.0,
+                    help="share of the step's questions that gain a copy written as students type (the lexicon)")
+    ap.add_argument("--train-top", type=int, default=0,
+                    help="train only the top N layers and the span head in the step (0: every layer)")
     args = ap.parse_args(argv)
 
     import torch
@@ -128,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     meta = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
     cfg = ReaderConfig.from_json(meta["config"])
     e5 = E5File()
-    examples = site_examples(args.chunks, args.folds, args.fold, args.smoke)
+    examples = with_informal_copies(site_examples(args.chunks, args.folds, args.fold, args.smoke), args.informal,
+                                    args.seed)
     feats = featurize_site(e5, cfg, examples)
     lower = tm.Lower(e5, cfg.frozen_layers).eval()
     states = tm.run_lower(lower, [w.ids for w in feats])
@@ -148,7 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
         examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
         replay_per_epoch=min(len(feats), len(idk)), args=vars(args), from_step=state["step"])
-    opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
+    if args.train_top:
+        for layer in list(upper.layers)[: max(0, len(upper.layers) - args.train_top)]:
+            layer.requires_grad_(False)
+    opt = torch.optim.AdamW([p for p in upper.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.01)
     for epoch in range(args.epochs):
         replay = rng.sample(range(len(idk)), min(len(feats), len(idk)))
         pool = [("site", i) for i in range(len(feats))] + [("idk", i) for i in replay]
@@ -171,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     tm.export(upper, cfg, out_dir)
     meta_new = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
     meta_new["site_step"] = {"sets": list(SETS), "held_out": ["informal_holdout.jsonl", "informal_final.jsonl"],
-                             "windows": len(feats), "epochs": args.epochs, "lr": args.lr}
+                             "windows": len(feats), "epochs": args.epochs, "lr": args.lr,
+                             "informal": args.informal, "train_top": args.train_top}
     if args.folds:
         meta_new["site_step"]["left_out_fold"] = {"folds": args.folds, "fold": args.fold}
     (out_dir / "reader.json").write_text(json.dumps(meta_new, indent=2) + "\n", encoding="utf-8")

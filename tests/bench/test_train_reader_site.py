@@ -31,3 +31,23 @@ def test_each_item_is_in_one_fold_of_two_of_similar_size() -> None:
     assert abs(folds[0] - folds[1]) <= 0.2 * len(ids)
     assert [site_fold(i, 2) for i in ids] == [site_fold(i, 2) for i in ids]
     assert {site_fold(i, 3) for i in ids} == {0, 1, 2}
+
+
+def test_informal_copies_are_added_with_a_fixed_seed_and_keep_their_labels() -> None:
+    """``--informal P``: a share P of the step's questions gains a second copy written as students type (the external
+    lexicon's spellings, ``bench.train_reader.as_students_type``), with the same chunk and gold spans; the same seed
+    gives the same copies, and P = 0 adds none."""
+    from bench.train_reader_site import with_informal_copies
+
+    rows = [row for n in range(20) for row in (
+        (f"berapa jumlah sks untuk lulus angkatan {n}", "Jumlah SKS: 144", ["144"], True),
+        (f"siapa ketua program studi tahun {n}", "Ketua Program Studi: Supriyono", ["Supriyono"], True),
+        (f"apakah ada asrama untuk angkatan {n}", "Fasilitas kampus", [], False))]
+    assert with_informal_copies(rows, 0.0, seed=1) == rows
+    once, again = with_informal_copies(rows, 0.5, seed=1), with_informal_copies(rows, 0.5, seed=1)
+    assert once == again
+    extra = once[len(rows):]
+    assert once[: len(rows)] == rows and 10 <= len(extra) <= 50
+    originals = {(r[1], tuple(r[2]), r[3]) for r in rows}
+    assert all((c, tuple(g), a) in originals for _, c, g, a in extra)
+    assert any(q not in {r[0] for r in rows} for q, _, _, _ in extra)  # some copies are spelled differently
