@@ -120,3 +120,27 @@ def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke,
     data = next(r for r in rows if r["event"] == "site_data")
     assert 0 < data["examples"] <= 6 * 3 and data["windows"] >= data["examples"]
     assert [r["event"] for r in rows][-2:] == ["site_epoch", "site_exported"]
+
+
+def test_site_step_oof_reads_the_left_out_fold_with_the_step_reader(smoke, tmp_path):
+    """``bench.site_step_oof`` end to end on the smoke readers: the reader without a step reads every fold, a step
+    trained without fold 1 reads fold 1 only, both read blind set A; the report is written as JSON."""
+    import shutil
+
+    step = tmp_path / "step"
+    shutil.copytree(smoke, step)
+    meta = json.loads((step / CONFIG_FILE).read_text(encoding="utf-8"))
+    meta["site_step"] = {"left_out_fold": {"folds": 2, "fold": 1}}  # the reading does not depend on the weights
+    (step / CONFIG_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    out = tmp_path / "oof.json"
+    run = subprocess.run([sys.executable, "-m", "bench.site_step_oof", "--reader", f"none={smoke}",
+                          "--reader", f"step={step}:1", "--selector-from", str(smoke), "--limit", "8",
+                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    data = json.loads(out.read_text(encoding="utf-8"))
+    rows = data["rows"]
+    assert {r["subset"] for r in rows if r["reader"] == "step"} <= {"fold1", "A", "multi_turn"}
+    assert {r["subset"] for r in rows if r["reader"] == "none"} >= {"fold0", "fold1", "A"}
+    assert all(r["outcome"] in ("correct", "wrong", "abstained", "refused", "answered", "unscored") for r in rows)
+    assert "A, reader without fold 1" in data["report"]["step"] and "folds pooled" in data["report"]["none"]
+    assert "| reader | subset |" in run.stdout

@@ -1,0 +1,217 @@
+"""What the reader's in-domain step does to site questions it did not see: read the sample site's dev and informal
+sets (and blind set A) with several reader directories, the gate off, and report each one's answers out of fold.
+
+The in-domain step (``bench.train_reader_site``) trains on the dev and informal sets' single-turn items, so the
+shipped reader's figures on them are in-sample. ``--folds 2 --fold K`` trains a step without fold K; reading fold
+K's items with that reader measures the step on questions it never saw. This script reads, for every reader
+directory given, every item of the sets (the pipeline with ``abstention="off"``, so each reply shows what the reader
+chose and the gate's probability in the trace), and reports per subset:
+
+- ``foldK``: the single-turn dev and informal items of fold K (out of sample for a step trained without fold K,
+  and for a reader without any step);
+- ``A``: blind set A (``informal_holdout.jsonl``), out of sample for every step;
+- ``multi_turn``: the dev and informal sets' multi-turn items (the step never trains on them).
+
+For each: right answers with the gate off, the AUC of the gate's probability for right answers against answered
+unanswerable questions, and (right answers, unanswerable refused) at each threshold of ``--thresholds``. Blind set
+B (``informal_final.jsonl``) is never read here: it is reported once, by ``make eval``.
+
+    python -m bench.train_reader --out /tmp/pre --work /tmp/work           # the main run, once
+    cp -r /tmp/pre /tmp/f0 && python -m bench.train_reader_site --out /tmp/f0 --work /tmp/work --folds 2 --fold 0
+    cp -r /tmp/pre /tmp/f1 && python -m bench.train_reader_site --out /tmp/f1 --work /tmp/work --folds 2 --fold 1
+    python -m bench.site_step_oof --reader none=/tmp/pre --reader step=/tmp/f0:0 --reader step=/tmp/f1:1
+
+``NAME=DIR:K`` names a reader trained without fold K (it is read on fold K only); ``NAME=DIR`` a reader without a
+step (read on every fold). Readers of one name are pooled over their folds. The chunk selector and threshold of
+every directory are the bundled model's (``--selector-from``), so only the reader's weights differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.train_reader import ROOT
+from bench.train_reader_site import SETS, site_fold
+from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR
+
+EVAL = ROOT / "tests" / "data" / "eval"
+READ_SETS = (*SETS, "informal_holdout.jsonl")  # never informal_final.jsonl (blind set B)
+FOLDS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class ReaderSpec:
+    name: str
+    path: Path
+    left_out: int | None  # the fold its step did not see; None: no step (every fold is out of sample)
+
+
+def parse_reader(text: str) -> ReaderSpec:
+    name, _, rest = text.partition("=")
+    if not name or not rest:
+        raise argparse.ArgumentTypeError(f"--reader {text!r}: expected NAME=DIR or NAME=DIR:K")
+    path, _, fold = rest.rpartition(":") if rest.rsplit(":", 1)[-1].isdigit() else (rest, "", "")
+    return ReaderSpec(name, Path(path), int(fold) if fold else None)
+
+
+def subset_of(set_name: str, item: dict[str, Any]) -> str:
+    if set_name == "informal_holdout.jsonl":
+        return "A"
+    if item.get("conversation"):
+        return "multi_turn"
+    return f"fold{site_fold(str(item['id']), FOLDS)}"
+
+
+def load_items(limit: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for name in READ_SETS:
+        lines = (EVAL / name).read_text(encoding="utf-8").splitlines()
+        out += [(name, json.loads(line)) for line in (lines[:limit] if limit else lines)]
+    return out
+
+
+def with_selector(spec: ReaderSpec, source: Path, tmp: Path) -> str:
+    """A copy of the reader directory whose chunk selector and threshold are ``source``'s."""
+    target = tmp / f"{spec.name}-{spec.left_out}"
+    shutil.copytree(spec.path, target)
+    shipped = json.loads((source / CONFIG_FILE).read_text(encoding="utf-8"))["config"]
+    meta = json.loads((target / CONFIG_FILE).read_text(encoding="utf-8"))
+    for key in ("chunk_weights", "chunk_bias", "threshold"):
+        meta["config"][key] = shipped[key]
+    (target / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return str(target)
+
+
+class _Traced:
+    """The pipeline, keeping the last reply's trace (``answer_item`` returns the reply without it)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.steps = inner, []
+
+    async def answer(self, query: str, history: list[Any]) -> Any:
+        reply = await self.inner.answer(query, history)
+        self.steps = reply.trace.steps if reply.trace else []
+        return reply
+
+
+async def read_all(specs: Sequence[ReaderSpec], items: Sequence[tuple[str, dict[str, Any]]], settings: Any,
+                   manager: Any, selector_from: Path, tmp: Path) -> list[dict[str, Any]]:
+    from bench.evaluation import answer_item
+    from bot import wiring
+    from generation.evaluation import outcome
+    from generation.pipeline import AnswerPipeline
+
+    pool = wiring.build_llm_pool(settings)
+    rows = []
+    try:
+        for spec in specs:
+            cfg = dataclasses.replace(wiring.build_pipeline_config(settings), answerer="reader", abstention="off",
+                                      reader_model_dir=with_selector(spec, selector_from, tmp))
+            traced = _Traced(AnswerPipeline(manager.current, pool, cfg, manager.embedder))
+            for set_name, item in items:
+                subset = subset_of(set_name, item)
+                if spec.left_out is not None and subset.startswith("fold") and subset != f"fold{spec.left_out}":
+                    continue  # in-sample for this reader's step
+                result = await answer_item(traced, manager.current, item)
+                gate = next((s for s in traced.steps if s.get("step") == "reader_gate"), {})
+                rows.append({"reader": spec.name, "left_out": spec.left_out, "subset": subset, "id": result.id,
+                             "answerable": result.answerable, "outcome": outcome(result), "p": gate.get("p")})
+            print(f"site_step_oof: read with {spec.name} ({spec.path})", file=sys.stderr, flush=True)
+    finally:
+        pool.close()
+    return rows
+
+
+def auc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    if not positive or not negative:
+        return None
+    pos, neg = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return round(float(((pos > neg) + 0.5 * (pos == neg)).mean()), 4)
+
+
+def figures(rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
+    """A reply without a gate probability (the facts lookup answered) is answered at every threshold."""
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+    right = [r for r in answerable if r["outcome"] == "correct"]
+    answered = [r for r in unanswerable if r["outcome"] == "answered"]
+    points = {}
+    for t in thresholds:
+        points[f"{t:g}"] = {
+            "correct": sum(1 for r in right if r["p"] is None or r["p"] >= t),
+            "refused": sum(1 for r in unanswerable if r["outcome"] == "refused" or (r["p"] is not None and r["p"] < t))}
+    return {"answerable": len(answerable), "unanswerable": len(unanswerable), "correct_gate_off": len(right),
+            "gate_auc": auc([r["p"] for r in right if r["p"] is not None],
+                            [r["p"] for r in answered if r["p"] is not None]),
+            "at_threshold": points}
+
+
+def report(rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["subset"].startswith("fold"):
+            groups[(r["reader"], r["subset"])].append(r)
+            groups[(r["reader"], "folds pooled")].append(r)
+        else:  # every fold's reader reads A and the multi-turn items: each reader's reading is its own row
+            held = "" if r["left_out"] is None else f", reader without fold {r['left_out']}"
+            groups[(r["reader"], r["subset"] + held)].append(r)
+    out: dict[str, dict[str, Any]] = defaultdict(dict)
+    for (reader, subset), group in sorted(groups.items()):
+        out[reader][subset] = figures(group, thresholds)
+    return dict(out)
+
+
+def markdown(rep: dict[str, Any]) -> str:
+    lines = ["| reader | subset | answerable + unanswerable | right, gate off | gate AUC | right / refused at "
+             "each threshold |", "|---|---|---|---|---|---|"]
+    for reader, subsets in rep.items():
+        for subset, f in subsets.items():
+            points = ", ".join(f"{t}: {p['correct']} / {p['refused']}" for t, p in f["at_threshold"].items())
+            lines.append(f"| {reader} | {subset} | {f['answerable']} + {f['unanswerable']} | {f['correct_gate_off']} "
+                         f"| {f['gate_auc'] if f['gate_auc'] is not None else '–'} | {points} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reader", type=parse_reader, action="append", required=True,
+                    help="NAME=DIR (no step) or NAME=DIR:K (a step trained without fold K); repeatable")
+    ap.add_argument("--selector-from", type=Path, default=DEFAULT_DIR,
+                    help="the reader directory whose chunk selector and threshold every reader uses")
+    ap.add_argument("--thresholds", default="0.1,0.15,0.2,0.25,0.3,0.4")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N items of each set (a smoke run)")
+    ap.add_argument("--out", type=Path, help="also write the rows and the report as JSON here")
+    args = ap.parse_args(argv)
+    from bench.evaluation import build_fresh_index
+    from bot.sample_site import SampleSite
+    from bot.settings import Settings
+
+    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    items = load_items(args.limit)
+    with tempfile.TemporaryDirectory(prefix="prodi-site-oof-") as tmp, SampleSite() as site:
+        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
+                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        manager, _, _ = build_fresh_index(settings)
+        rows = asyncio.run(read_all(args.reader, items, settings, manager, args.selector_from, Path(tmp)))
+    rep = report(rows, thresholds)
+    print(markdown(rep))
+    if args.out:
+        args.out.write_text(json.dumps({"report": rep, "rows": rows}, indent=1, ensure_ascii=False) + "\n",
+                            encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

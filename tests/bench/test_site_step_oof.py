@@ -1,0 +1,62 @@
+"""``bench.site_step_oof``: which reader reads which items, and the figures it reports out of fold. (The reading
+itself runs end to end on the smoke reader in tests/bench/test_train_reader.py.)"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from bench.site_step_oof import READ_SETS, figures, load_items, parse_reader, report, subset_of
+from bench.train_reader_site import site_fold
+
+
+def test_reader_specs_name_the_left_out_fold() -> None:
+    spec = parse_reader("step=/tmp/a:b/f0:1")
+    assert (spec.name, spec.path, spec.left_out) == ("step", Path("/tmp/a:b/f0"), 1)
+    spec = parse_reader("none=/tmp/pre")
+    assert (spec.name, spec.path, spec.left_out) == ("none", Path("/tmp/pre"), None)
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_reader("/tmp/pre")
+
+
+def test_blind_set_b_is_never_read_and_each_item_has_one_subset() -> None:
+    assert "informal_final.jsonl" not in READ_SETS
+    items = load_items()
+    subsets = [subset_of(name, item) for name, item in items]
+    assert {s for s in subsets} == {"fold0", "fold1", "A", "multi_turn"}
+    for (name, item), subset in zip(items, subsets, strict=True):
+        if subset.startswith("fold"):
+            assert subset == f"fold{site_fold(str(item['id']), 2)}" and not item.get("conversation")
+        assert (subset == "A") == (name == "informal_holdout.jsonl")
+
+
+def test_figures_count_facts_replies_as_answered_at_every_threshold() -> None:
+    rows = [
+        {"answerable": True, "outcome": "correct", "p": 0.9},
+        {"answerable": True, "outcome": "correct", "p": 0.15},
+        {"answerable": True, "outcome": "correct", "p": None},  # the facts lookup answered
+        {"answerable": True, "outcome": "wrong", "p": 0.8},
+        {"answerable": False, "outcome": "answered", "p": 0.5},
+        {"answerable": False, "outcome": "answered", "p": 0.05},
+        {"answerable": False, "outcome": "refused", "p": None},
+    ]
+    f = figures(rows, [0.1, 0.3])
+    assert (f["answerable"], f["unanswerable"], f["correct_gate_off"]) == (4, 3, 3)
+    assert f["at_threshold"] == {"0.1": {"correct": 3, "refused": 2}, "0.3": {"correct": 2, "refused": 2}}
+    assert f["gate_auc"] == 0.75  # right (0.9, 0.15) against answered unanswerable (0.5, 0.05): 3 of 4 pairs
+
+
+def test_report_pools_folds_and_keeps_each_readers_blind_reading_apart() -> None:
+    base = {"answerable": True, "outcome": "correct", "p": 0.5}
+    rows = [{**base, "reader": "step", "left_out": 0, "subset": "fold0", "id": "a"},
+            {**base, "reader": "step", "left_out": 1, "subset": "fold1", "id": "b"},
+            {**base, "reader": "step", "left_out": 0, "subset": "A", "id": "h"},
+            {**base, "reader": "step", "left_out": 1, "subset": "A", "id": "h"},
+            {**base, "reader": "none", "left_out": None, "subset": "A", "id": "h"}]
+    rep = report(rows, [0.2])
+    assert rep["step"]["folds pooled"]["answerable"] == 2
+    assert rep["step"]["A, reader without fold 0"]["answerable"] == 1
+    assert rep["step"]["A, reader without fold 1"]["answerable"] == 1
+    assert rep["none"]["A"]["answerable"] == 1
