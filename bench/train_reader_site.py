@@ -6,8 +6,11 @@ Data (each item's gold spans, never its reply): the sample-site **dev** set (``t
 ``informal_final.jsonl``) and the IDK-MRC check split stay held out. The sample site is crawled and indexed as
 ``make eval`` does; each question's top chunks (as the pipeline would read them) become windows: the first
 occurrence of a gold span in a chunk is the target, a chunk without one (and every chunk of an unanswerable
-question) teaches "no answer". An equal number of IDK-MRC train windows is replayed in every epoch, so the step
-does not forget the prose it learned (their frozen-layer states come from the main run's cache).
+question) teaches "no answer". With ``--informal P`` a share P of the questions also appears written as students type
+(the external colloquial lexicon's spellings, ``with_informal_copies``); out of fold that beat the step without the
+copies, but with the gate kept from the shipped reader it lost end to end (docs/answers.md), so the default is 0. An
+equal number of IDK-MRC train windows is replayed in every epoch, so the step does not forget the prose it learned
+(their frozen-layer states come from the main run's cache).
 
     python -m bench.train_reader_site     # after bench.train_reader; then bench.fit_reader_gate, bench.reader_card
 
@@ -19,6 +22,7 @@ questions, read with DIR's reader, are out of sample for it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import random
@@ -124,7 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fold", type=int, default=0)
     ap.add_argument("--smoke", type=int, default=0, help="only the first N in-domain items (CI smoke run)")
     ap.add_argument("--informal", type=float, default=0.0,
-                    help="share of the step's questions that gain a copy written as students type (the lexicon)")
+                    help="share of the step's questions that gain a copy written as students type (the lexicon; "
+                         "docs/answers.md has what 1.0 did)")
+    ap.add_argument("--float32", action="store_true",
+                    help="ship the projections in float32 (default: int8 at run time, as the gate is fitted)")
     ap.add_argument("--train-top", type=int, default=0,
                     help="train only the top N layers and the span head in the step (0: every layer)")
     args = ap.parse_args(argv)
@@ -147,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     meta = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
-    cfg = ReaderConfig.from_json(meta["config"])
+    # the shipped reader runs its projections in int8 (docs/answers.md); its selector and threshold are fitted so
+    cfg = dataclasses.replace(ReaderConfig.from_json(meta["config"]), int8=not args.float32)
     e5 = E5File()
     examples = with_informal_copies(site_examples(args.chunks, args.folds, args.fold, args.smoke), args.informal,
                                     args.seed)

@@ -115,10 +115,12 @@ def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke,
     assert run.returncode == 0, run.stderr[-2000:]
     meta = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))
     assert meta["site_step"]["left_out_fold"] == {"folds": 2, "fold": 1}
+    assert meta["config"]["int8"] is True  # the step ships the reader as it runs (int8 projections)
     assert meta["sha256"] == sha256_of(out / WEIGHTS_FILE) != json.loads((smoke / CONFIG_FILE).read_text())["sha256"]
     rows = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     data = next(r for r in rows if r["event"] == "site_data")
     assert 0 < data["examples"] <= 6 * 3 and data["windows"] >= data["examples"]
+    assert data["args"]["informal"] == 0.0
     assert [r["event"] for r in rows][-2:] == ["site_epoch", "site_exported"]
 
 
