@@ -40,8 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from bench.fit_abstention import auc as fit_auc
 from bench.train_reader import ROOT
 from bench.train_reader_site import SETS, site_fold
 from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR
@@ -135,10 +134,10 @@ async def read_all(specs: Sequence[ReaderSpec], items: Sequence[tuple[str, dict[
 
 
 def auc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    """``bench.fit_abstention.auc`` of the two groups (ties count half); None, not 0.5, when a group is empty."""
     if not positive or not negative:
         return None
-    pos, neg = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
-    return round(float(((pos > neg) + 0.5 * (pos == neg)).mean()), 4)
+    return round(fit_auc([*positive, *negative], [True] * len(positive) + [False] * len(negative)), 4)
 
 
 def figures(rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
