@@ -22,8 +22,8 @@ B (``informal_final.jsonl``) is never read here: it is reported once, by ``make 
     python -m bench.site_step_oof --reader none=/tmp/pre --reader step=/tmp/f0:0 --reader step=/tmp/f1:1
 
 ``NAME=DIR:K`` names a reader trained without fold K (it is read on fold K only); ``NAME=DIR`` a reader without a
-step (read on every fold). Readers of one name are pooled over their folds. The chunk selector and threshold of
-every directory are the bundled model's (``--selector-from``), so only the reader's weights differ.
+step (read on every fold). Readers of one name are pooled over their folds. The chunk selector, threshold and int8
+setting of every directory are the bundled model's (``--selector-from``), so only the reader's weights differ.
 """
 
 from __future__ import annotations
@@ -82,12 +82,13 @@ def load_items(limit: int = 0) -> list[tuple[str, dict[str, Any]]]:
 
 
 def with_selector(spec: ReaderSpec, source: Path, tmp: Path) -> str:
-    """A copy of the reader directory whose chunk selector and threshold are ``source``'s."""
+    """A copy of the reader directory whose chunk selector, threshold and int8 setting are ``source``'s (a main run
+    exports float32, the in-domain step int8: without this the readers would differ in more than their weights)."""
     target = tmp / f"{spec.name}-{spec.left_out}"
     shutil.copytree(spec.path, target)
     shipped = json.loads((source / CONFIG_FILE).read_text(encoding="utf-8"))["config"]
     meta = json.loads((target / CONFIG_FILE).read_text(encoding="utf-8"))
-    for key in ("chunk_weights", "chunk_bias", "threshold"):
+    for key in ("chunk_weights", "chunk_bias", "threshold", "int8"):
         meta["config"][key] = shipped[key]
     (target / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return str(target)

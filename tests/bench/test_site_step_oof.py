@@ -60,3 +60,26 @@ def test_report_pools_folds_and_keeps_each_readers_blind_reading_apart() -> None
     assert rep["step"]["A, reader without fold 0"]["answerable"] == 1
     assert rep["step"]["A, reader without fold 1"]["answerable"] == 1
     assert rep["none"]["A"]["answerable"] == 1
+
+
+def test_every_reader_runs_with_the_source_gate_and_int8_setting(tmp_path) -> None:
+    """Only the weights differ between the readers compared: a main run's export (float32, its own threshold) is
+    read with the source's selector, threshold and int8 setting; the reader's own files stay untouched."""
+    import json
+
+    from bench.site_step_oof import ReaderSpec, with_selector
+
+    source, reader = tmp_path / "source", tmp_path / "pre"
+    for path, config in ((source, {"chunk_weights": [0.2, 5.0], "chunk_bias": -6.0, "threshold": 0.196,
+                                   "int8": True, "platt_a": 1.0}),
+                         (reader, {"chunk_weights": [], "chunk_bias": 0.0, "threshold": 0.21, "int8": False,
+                                   "platt_a": 0.3})):
+        path.mkdir()
+        (path / "reader.json").write_text(json.dumps({"config": config}), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    copy = with_selector(ReaderSpec("none", reader, None), source, work)
+    config = json.loads((Path(copy) / "reader.json").read_text(encoding="utf-8"))["config"]
+    assert config == {"chunk_weights": [0.2, 5.0], "chunk_bias": -6.0, "threshold": 0.196, "int8": True,
+                      "platt_a": 0.3}
+    assert json.loads((reader / "reader.json").read_text(encoding="utf-8"))["config"]["int8"] is False
