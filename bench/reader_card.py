@@ -69,9 +69,7 @@ def write_card(out_dir: Path) -> None:
         + ", ".join(f"`python -m bench.train_reader {' '.join(_cli(SimpleNamespace(**r['args'])))}`".replace(" `", "`")
                     for r in rows if r.get("event") == "data")
         + (", `python -m bench.train_reader_site`" if any(r.get("event") == "site_data" for r in rows) else "")
-        + (", `python -m bench.fit_reader_gate`" if meta.get("gate") and not meta["gate"].get("reader") else "")
-        + (" (the gate below was fitted for an earlier reader and kept)" if (meta.get("gate") or {}).get("reader")
-           else "") + ".",
+        + (", `python -m bench.fit_reader_gate`" if meta.get("gate") else "") + ".",
         f"- Seed {args.seed}, AdamW lr {args.lr}, weight decay 0.01, 6% warm-up then linear decay, batch {args.batch}, "
         f"{max((r['epoch'] for r in epochs), default=0)} epochs in all (a run extended with more `--epochs` decays "
         f"the learning rate again over the added ones), gradient clip 1.0; torch {data['torch']} on "
@@ -106,9 +104,7 @@ def write_card(out_dir: Path) -> None:
             f"with as many IDK-MRC train windows replayed each epoch; {site['args']['epochs']} epochs at lr "
             f"{site['args']['lr']}, batch {site['args']['batch']}, seed {site['args']['seed']}"
             + (f"; {site['args']['informal']:.0%} of its questions gained a copy written as students type (the "
-               "external colloquial lexicon)" if site["args"].get("informal") else "")
-            + (f"; only the top {site['args']['train_top']} layers and the span head trained"
-               if site["args"].get("train_top") else "") + ".",
+               "external colloquial lexicon)" if site["args"].get("informal") else "") + ".",
             "- Held out from this step: " + ", ".join(site["held_out"]) + ". The dev and informal sets are in-sample "
             "for the reader from here on (docs/evaluation.md says so).",
         ]
@@ -141,8 +137,6 @@ def write_card(out_dir: Path) -> None:
             f"{sp['threshold']}: answerable answered correctly {sp['figures']['correct_answerable']:.1%}, "
             f"unanswerable refused {sp['figures']['refused_unanswerable']:.1%} (in-sample for the threshold).",
         ]
-        if gate.get("reader"):  # a gate kept from an earlier reader says so
-            head.append(f"- Which reader it was fitted for: {gate['reader']}.")
         sel = gate.get("selector")
         if sel:
             oof = sel["out_of_fold"]["figures"]

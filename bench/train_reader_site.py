@@ -132,8 +132,6 @@ def main(argv: list[str] | None = None) -> int:
                          "docs/answers.md has what 1.0 did)")
     ap.add_argument("--float32", action="store_true",
                     help="ship the projections in float32 (default: int8 at run time, as the gate is fitted)")
-    ap.add_argument("--train-top", type=int, default=0,
-                    help="train only the top N layers and the span head in the step (0: every layer)")
     args = ap.parse_args(argv)
 
     import torch
@@ -178,10 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
         examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
         replay_per_epoch=min(len(feats), len(idk)), args=vars(args), from_step=state["step"])
-    if args.train_top:
-        for layer in list(upper.layers)[: max(0, len(upper.layers) - args.train_top)]:
-            layer.requires_grad_(False)
-    opt = torch.optim.AdamW([p for p in upper.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
     for epoch in range(args.epochs):
         replay = rng.sample(range(len(idk)), min(len(feats), len(idk)))
         pool = [("site", i) for i in range(len(feats))] + [("idk", i) for i in replay]
@@ -205,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     meta_new = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
     meta_new["site_step"] = {"sets": list(SETS), "held_out": ["informal_holdout.jsonl", "informal_final.jsonl"],
                              "windows": len(feats), "epochs": args.epochs, "lr": args.lr,
-                             "informal": args.informal, "train_top": args.train_top}
+                             "informal": args.informal}
     if args.folds:
         meta_new["site_step"]["left_out_fold"] = {"folds": args.folds, "fold": args.fold}
     (out_dir / "reader.json").write_text(json.dumps(meta_new, indent=2) + "\n", encoding="utf-8")
