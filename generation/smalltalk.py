@@ -1,6 +1,6 @@
 """Small talk is not a question: a small trained classifier tells greetings, thanks, apologies, goodbyes,
-acknowledgements and "who are you / what can you do" from questions, so ChatService answers them with a short
-reply instead of running retrieval on "halo" or "makasih".
+acknowledgements, "who are you / what can you do" and chatter outside the study program from questions, so
+ChatService answers them with a short reply instead of running retrieval on "halo" or "makasih".
 
 The model is a multinomial logistic regression over character n-grams (1–4, inside word boundaries: each word
 padded with a space on either side), word unigrams (punctuation and emoji count as words) and the message's
@@ -34,8 +34,9 @@ __all__ = [
 
 QUESTION = "question"
 # the small-talk intents, in the artifact's order after "question"; "salam" is the Islamic greeting
-# (assalamualaikum), answered "Wa'alaikumsalam"
-INTENTS = ("greeting", "salam", "thanks", "apology", "goodbye", "ack", "identity", "capability")
+# (assalamualaikum), answered "Wa'alaikumsalam"; "chitchat" is chatter outside the study program ("capek bgt",
+# "doain lulus ya")
+INTENTS = ("greeting", "salam", "thanks", "apology", "goodbye", "ack", "identity", "capability", "chitchat")
 DEFAULT_PATH = Path(__file__).with_name("data") / "smalltalk" / "smalltalk.npz"
 
 _REPEAT = re.compile(r"(.)\1{2,}")

@@ -175,6 +175,7 @@ SMALLTALK = {
         "manusia."
     ),
     "capability": "Silakan tanya apa saja tentang prodi.",
+    "chitchat": "Wah, soal itu saya belum bisa ikut mengobrol. 🙂 Semoga harimu lancar!",
 }
 
 
