@@ -175,7 +175,7 @@ SMALLTALK = {
         "manusia."
     ),
     "capability": "Silakan tanya apa saja tentang prodi.",
-    "chitchat": "Wah, soal itu saya belum bisa ikut mengobrol. 🙂 Semoga harimu lancar!",
+    "chitchat": "Hehe, soal itu saya belum bisa ikut mengobrol. 🙂 Silakan tanya kalau ada yang ingin diketahui tentang prodi.",
 }
 
 

@@ -92,7 +92,8 @@ async def test_a_10000_character_message_gets_a_polite_limit_notice(make_served,
 async def test_emoji_only_is_answered_politely_without_the_model(make_served, apis, generator):
     app = await make_served(generator)
     reply = await ask(app, apis, "😀🙏🔥🔥", user_id=804)
-    # polite: the refusal, the "please type a question" notice, or small talk in kind (emoji read as an acknowledgement)
+    # polite: the refusal, the "please type a question" notice, or small talk in kind (emoji read as chatter or an
+    # acknowledgement: both replies invite a question)
     assert any(word in reply.lower() for word in ("maaf", "silakan")), reply
     assert generator.history == []
     await still_answers(app, apis, 804)
