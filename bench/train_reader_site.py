@@ -8,9 +8,9 @@ Data (each item's gold spans, never its reply): the sample-site **dev** set (``t
 occurrence of a gold span in a chunk is the target, a chunk without one (and every chunk of an unanswerable
 question) teaches "no answer". With ``--informal P`` a share P of the questions also appears written as students type
 (the external colloquial lexicon's spellings, ``with_informal_copies``); out of fold that beat the step without the
-copies, but with the gate kept from the shipped reader it lost end to end (docs/answers.md), so the default is 0. An
-equal number of IDK-MRC train windows is replayed in every epoch, so the step does not forget the prose it learned
-(their frozen-layer states come from the main run's cache).
+copies, but end to end it lost both with the shipped reader's gate kept and with its own gate refitted
+(docs/answers.md), so the default is 0. An equal number of IDK-MRC train windows is replayed in every epoch, so
+the step does not forget the prose it learned (their frozen-layer states come from the main run's cache).
 
     python -m bench.train_reader_site     # after bench.train_reader; then bench.fit_reader_gate, bench.reader_card
 

@@ -34,8 +34,8 @@ __all__ = [
 
 QUESTION = "question"
 # the small-talk intents, in the artifact's order after "question"; "salam" is the Islamic greeting
-# (assalamualaikum), answered "Wa'alaikumsalam"; "chitchat" is chatter outside the study program ("capek bgt",
-# "doain lulus ya")
+# (assalamualaikum), answered "Wa'alaikumsalam"; "chitchat" is chatter outside the study program (moods,
+# wishes, everyday life)
 INTENTS = ("greeting", "salam", "thanks", "apology", "goodbye", "ack", "identity", "capability", "chitchat")
 DEFAULT_PATH = Path(__file__).with_name("data") / "smalltalk" / "smalltalk.npz"
 
