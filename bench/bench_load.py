@@ -420,9 +420,8 @@ def _plot(res: dict[str, Any]) -> str:
 
 
 def run(quick: bool = False) -> str:
-    from bench.evaluation import build_fresh_index
+    from bench.evaluation import build_fresh_index, site_settings
     from bot.sample_site import SampleSite
-    from bot.settings import Settings
 
     chats, per_chat, flood = (10, 1, 50) if quick else (50, 3, 200)
     questions = [json.loads(line)["query"] for line in
@@ -432,8 +431,7 @@ def run(quick: bool = False) -> str:
     try:
         with tempfile.TemporaryDirectory(prefix="prodi-load-") as tmp, SampleSite() as site:
             common = {"data_dir": Path(tmp) / "data", "redis_url": redis.url}
-            index_settings = Settings(_env_file=None, site_seeds=[site.base_url + "/"], crawl_allow_private_networks=True,
-                                      crawl_delay_seconds=0.0, **common)
+            index_settings = site_settings(site.base_url, **common)
             rss0 = _rss_mb()
             manager, _, build = build_fresh_index(index_settings)
             n_chunks = manager.current().info.get("chunks")

@@ -50,16 +50,14 @@ def _questions(limit: int) -> list[str]:
 def run(quick: bool = False) -> str:
     import dataclasses
 
-    from bench.evaluation import build_fresh_index
+    from bench.evaluation import build_fresh_index, site_settings
     from bot import wiring
     from bot.sample_site import SampleSite
-    from bot.settings import Settings
     from generation.pipeline import AnswerPipeline
 
     questions = _questions(8 if quick else 60)
     with tempfile.TemporaryDirectory(prefix="prodi-bench-reader-") as tmp, SampleSite() as site:
-        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
-                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        settings = site_settings(site.base_url, Path(tmp) / "data")
         manager, _, _ = build_fresh_index(settings)
         pool = wiring.build_llm_pool(settings)
         base = wiring.build_pipeline_config(settings)

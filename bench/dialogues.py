@@ -206,16 +206,14 @@ def ablation_markdown(on: Sequence[TurnResult], off: Sequence[TurnResult], *, an
 
 def run(answerer: str | None = None, limit: int | None = None, out: Path | None = None,
         raw: Path | None = None, ablate_subjects: bool = False) -> dict[str, Any]:
-    from bench.evaluation import build_fresh_index
+    from bench.evaluation import build_fresh_index, site_settings
     from bot import wiring
     from bot.sample_site import SampleSite
-    from bot.settings import Settings
 
     dialogues = load_dialogues()[:limit] if limit else load_dialogues()
     with tempfile.TemporaryDirectory(prefix="prodi-dialogues-") as tmp, SampleSite() as site:
         extra = {"answerer": answerer} if answerer else {}
-        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
-                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, **extra)
+        settings = site_settings(site.base_url, Path(tmp) / "data", **extra)
         manager, _, _ = build_fresh_index(settings)
 
         async def go() -> tuple[list[TurnResult], float, list[TurnResult]]:

@@ -275,6 +275,17 @@ async def _crawl(settings: Any) -> Any:
         await loop.run_in_executor(None, store.close)
 
 
+def site_settings(base_url: str, data_dir: Path, **overrides: Any) -> Any:
+    """The ``bot.settings.Settings`` a bench script uses for the bundled sample site served at ``base_url``
+    (``bot.sample_site.SampleSite``): it is the only seed, private addresses are allowed (it listens on loopback),
+    no crawl delay, no Redis, no .env file; ``overrides`` (settings fields) win."""
+    from bot.settings import Settings
+
+    values: dict[str, Any] = {"data_dir": data_dir, "site_seeds": [base_url.rstrip("/") + "/"],
+                              "crawl_allow_private_networks": True, "crawl_delay_seconds": 0.0, "redis_url": None}
+    return Settings(_env_file=None, **{**values, **overrides})
+
+
 def build_fresh_index(settings: Any) -> tuple[Any, Any, Any]:
     """Crawl the site in ``settings.crawl.seeds`` into ``settings.data_dir``, index it; (manager, crawl, build)."""
     from bot.wiring import build_index_manager, open_docstore
@@ -747,8 +758,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     raw: dict[str, Any] = {"version": RAW_VERSION, "machine": machine_info, "quick": bool(args.quick),
                            "limit": args.limit, "sections": raw_sections, "indexes": {}, "phases": phases}
     with tempfile.TemporaryDirectory(prefix="prodi-eval-") as tmp, SampleSite() as site:
-        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
-                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        settings = site_settings(site.base_url, Path(tmp) / "data")
         managers: dict[str, Any] = {}
         if "dev" in sections or any(k in sections for k in INFORMAL_SETS):
             print(f"eval: crawling {site.base_url} into {settings.data_dir} …", file=sys.stderr, flush=True)

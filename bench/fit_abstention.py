@@ -93,7 +93,7 @@ def _writer(path: Path | None, source: str) -> Any:
 def label_all(passages: int, per_class: int, dev: bool = True, raw: Path | None = None) -> list[dict[str, Any]]:
     """Index and ask; returns the labelled rows (JSON-ready) with their source, also appended to ``raw`` one by
     one when given."""
-    from bench.evaluation import build_fresh_index
+    from bench.evaluation import build_fresh_index, site_settings
     from bot import wiring
     from bot.cmd_retrieval import load_jsonl_corpus
     from bot.sample_site import SampleSite
@@ -118,8 +118,7 @@ def label_all(passages: int, per_class: int, dev: bool = True, raw: Path | None 
             print(f"fit: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
             if dev:
                 with SampleSite() as site:
-                    s2 = Settings(_env_file=None, data_dir=Path(tmp) / "site", site_seeds=[site.base_url + "/"],
-                                  crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+                    s2 = site_settings(site.base_url, Path(tmp) / "site")
                     site_manager, _, _ = build_fresh_index(s2)
                     replies = asyncio.run(_label(s2, site_manager, _load_jsonl(DEV_SET), pool,
                                                  _writer(raw, "sample-site-dev")))

@@ -82,7 +82,7 @@ def _pipeline(settings: Any, manager: Any) -> Any:
 
 
 def collect(n_tune: int, n_check: int) -> list[dict[str, Any]]:
-    from bench.evaluation import build_fresh_index, build_jsonl_index
+    from bench.evaluation import build_fresh_index, build_jsonl_index, site_settings
     from bot.sample_site import SampleSite
     from bot.settings import Settings
 
@@ -99,8 +99,7 @@ def collect(n_tune: int, n_check: int) -> list[dict[str, Any]]:
             print(f"fit: {len(items)} {name} questions over {len(docs)} passages …", file=sys.stderr, flush=True)
             rows += _ask_closing(_pipeline(settings, manager), items, name)
         with SampleSite() as site:
-            settings = Settings(_env_file=None, data_dir=Path(tmp) / "site", site_seeds=[site.base_url + "/"],
-                                crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+            settings = site_settings(site.base_url, Path(tmp) / "site")
             manager, _, _ = build_fresh_index(settings)
             for name, path in (("sample-site-dev", DEV_SET), ("sample-site-informal", INFORMAL_SET)):
                 items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -178,13 +178,12 @@ def idkmrc_bench(side: str, data_dir: Path, nano: Any, *, train: str | None = No
 
 def site_bench(tmp: Path) -> Bench:
     """The bundled sample site, crawled and indexed by bench.evaluation.build_fresh_index."""
-    from bench.evaluation import ANSWERS_SET, RETRIEVAL_SET, build_fresh_index
+    from bench.evaluation import ANSWERS_SET, RETRIEVAL_SET, build_fresh_index, site_settings
     from bot.sample_site import SampleSite
     from retrieval.evaluation import load_dataset
 
     with SampleSite() as site:
-        settings = _settings(tmp / "site", site_seeds=[site.base_url + "/"], crawl_allow_private_networks=True,
-                             crawl_delay_seconds=0.0)
+        settings = site_settings(site.base_url, tmp / "site")
         manager, _crawl, report = build_fresh_index(settings)
     index = manager.current()
     embedder = _QueryMemo(index.embedder)

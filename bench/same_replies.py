@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.evaluation import ROOT, _load_items, answer_item, build_fresh_index
+from bench.evaluation import ROOT, _load_items, answer_item, build_fresh_index, site_settings
 
 ITEMS = (("answers.jsonl", 25), ("informal.jsonl", 25))
 _PORT = re.compile(r"127\.0\.0\.1:\d+")
@@ -59,11 +59,9 @@ async def _answer_all(manager: Any, settings: Any, out: Path) -> int:
 
 def record(out: Path) -> int:
     from bot.sample_site import SampleSite
-    from bot.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="prodi-same-") as tmp, SampleSite() as site:
-        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
-                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        settings = site_settings(site.base_url, Path(tmp) / "data")
         manager, _, _ = build_fresh_index(settings)
         return asyncio.run(_answer_all(manager, settings, out))
 

@@ -194,15 +194,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N items of each set (a smoke run)")
     ap.add_argument("--out", type=Path, help="also write the rows and the report as JSON here")
     args = ap.parse_args(argv)
-    from bench.evaluation import build_fresh_index
+    from bench.evaluation import build_fresh_index, site_settings
     from bot.sample_site import SampleSite
-    from bot.settings import Settings
 
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     items = load_items(args.limit)
     with tempfile.TemporaryDirectory(prefix="prodi-site-oof-") as tmp, SampleSite() as site:
-        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
-                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        settings = site_settings(site.base_url, Path(tmp) / "data")
         manager, _, _ = build_fresh_index(settings)
         rows = asyncio.run(read_all(args.reader, items, settings, manager, args.selector_from, Path(tmp)))
     rep = report(rows, thresholds)

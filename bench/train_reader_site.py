@@ -50,9 +50,8 @@ def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0,
     """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items; with
     ``folds``, the items of fold ``fold`` are left out (a step whose effect is measured on them); ``limit``: only
     the first N items (a smoke run)."""
-    from bench.evaluation import build_fresh_index
+    from bench.evaluation import build_fresh_index, site_settings
     from bot.sample_site import SampleSite
-    from bot.settings import Settings
 
     items = []
     for name in SETS:
@@ -63,8 +62,7 @@ def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0,
     items = items[:limit] if limit else items
     out = []
     with tempfile.TemporaryDirectory(prefix="prodi-reader-site-") as tmp, SampleSite() as site:
-        settings = Settings(_env_file=None, data_dir=Path(tmp) / "data", site_seeds=[site.base_url + "/"],
-                            crawl_allow_private_networks=True, crawl_delay_seconds=0.0, redis_url=None)
+        settings = site_settings(site.base_url, Path(tmp) / "data")
         manager, _, _ = build_fresh_index(settings)
         index = manager.current()
         for item in items:

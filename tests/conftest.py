@@ -172,12 +172,9 @@ def sample_site() -> Iterator[str]:
 def sample_site_index(tmp_path_factory, sample_site):
     """(settings, IndexManager) of the sample site crawled over loopback and indexed with the real embedder, shared
     by the session (the answer pipeline's tests over the real site: follow-up subjects, asking back)."""
-    from bench.evaluation import build_fresh_index
-    from bot.settings import Settings
+    from bench.evaluation import build_fresh_index, site_settings
 
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("sample-index") / "data",
-                        site_seeds=[sample_site + "/"], crawl_allow_private_networks=True, crawl_delay_seconds=0.0,
-                        answerer="rules")
+    settings = site_settings(sample_site, tmp_path_factory.mktemp("sample-index") / "data", answerer="rules")
     return settings, build_fresh_index(settings)[0]
 
 

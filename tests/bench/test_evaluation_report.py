@@ -349,3 +349,18 @@ def test_the_per_index_subsample_keeps_the_sample_order():
     got = ev.per_index_items(items, 2)
     assert [it["id"] for it in got] == ["a0", "a1", "u0", "u1"]
     assert ev.per_index_items(items, 0) == items
+
+
+def test_site_settings_crawl_the_sample_site_offline(tmp_path):
+    """One place builds the settings every bench script uses for the bundled sample site: its loopback URL is the
+    only seed, private addresses are allowed (it is 127.0.0.1), there is no crawl delay and no Redis, no .env file
+    is read, and a script's own settings win."""
+    settings = ev.site_settings("http://127.0.0.1:8123", tmp_path / "data", answerer="rules")
+    assert settings.crawl.seeds == ["http://127.0.0.1:8123/"]
+    assert settings.crawl.allow_private is True
+    assert settings.crawl.delay == 0.0
+    assert settings.redis_url is None
+    assert settings.data_dir == tmp_path / "data"
+    assert settings.answers.answerer == "rules"
+    assert ev.site_settings("http://127.0.0.1:8123/", tmp_path).crawl.seeds == ["http://127.0.0.1:8123/"]
+    assert ev.site_settings("http://127.0.0.1:8123", tmp_path, redis_url="redis://127.0.0.1:6379/0").redis_url
