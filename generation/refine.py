@@ -28,10 +28,6 @@ from retrieval.normalize import full_academic_years
 
 __all__ = ["FOLLOWUP_RULES", "FollowUp", "Validation", "expand_query", "jaccard", "rewrite_followup", "validate_refinement"]
 
-# Student shorthand → the words the site uses. The glossary lives in the retrieval layer now, because the query
-# normaliser applies it before retrieval (retrieval/normalize.py); the refinement and the support check reuse it.
-ABBREVIATIONS = GLOSSARY
-
 _FOLLOWUP_MARKERS = re.compile(
     r"^(yang|yg|kalau|kalo|bagaimana dengan|gimana dengan|terus|lalu|trus|dan|selain itu|ada lagi|ada yang lain|"
     r"yang lain|lainnya|itu|tersebut|dia|beliau)\b|\b(lainnya|yang lain|tersebut|itu saja|saja\?*$|beliau|dia)\b|"
@@ -450,10 +446,10 @@ def expand_query(query: str) -> str:
     low = f" {' '.join(words(query))} "
     for raw in re.findall(r"\S+", query):
         core = raw.strip("?!.,;:()\"'").lower()
-        if core in ABBREVIATIONS and f" {ABBREVIATIONS[core]} " in low:
+        if core in GLOSSARY and f" {GLOSSARY[core]} " in low:
             continue  # the normaliser already put the long form next to it
-        if core in ABBREVIATIONS:
-            out.append(ABBREVIATIONS[core])
+        if core in GLOSSARY:
+            out.append(GLOSSARY[core])
         elif core in REFINEMENT_FILLERS:
             continue
         else:

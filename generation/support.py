@@ -71,10 +71,10 @@ def stems(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _expansions() -> tuple[tuple[str, frozenset[str]], ...]:
-    from generation.refine import ABBREVIATIONS
+    from retrieval.language import GLOSSARY
 
     out = []
-    for short, long in ABBREVIATIONS.items():
+    for short, long in GLOSSARY.items():
         long_stems = frozenset(stems(long))
         # one-word long forms too ("lab" = laboratorium); a long form of function words only ("brp") has no stems
         if long_stems and long_stems != {stem(short)}:
@@ -295,7 +295,7 @@ def check_support(
 def corpus_weights(index: object, question: str) -> dict[str, float] | None:
     """Anchor weights from the whole index (BM25 document frequencies): "sekretaris" outweighs "informatika" on a
     site where every page says "Teknik Informatika". None when the index has no BM25 statistics."""
-    from generation.refine import ABBREVIATIONS
+    from retrieval.language import GLOSSARY
 
     bm25 = getattr(index, "bm25", None)
     analyzer = getattr(index, "analyzer", None)
@@ -312,8 +312,8 @@ def corpus_weights(index: object, question: str) -> dict[str, float] | None:
             continue
         try:
             df = _df(bm25, analyzer, w)
-            if w in ABBREVIATIONS:  # shorthand: as common as its commonest spelling ("prodi" ~ "program studi")
-                long_df = min(_df(bm25, analyzer, x) for x in ABBREVIATIONS[w].split())
+            if w in GLOSSARY:  # shorthand: as common as its commonest spelling ("prodi" ~ "program studi")
+                long_df = min(_df(bm25, analyzer, x) for x in GLOSSARY[w].split())
                 df = max(df, long_df)
         except (AttributeError, TypeError, KeyError, IndexError):  # an index without these statistics (no
             return None  # document_frequency, no callable analyzer, a vocabulary out of step): local weights

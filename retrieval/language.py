@@ -88,7 +88,7 @@ LEXICON_PATH = Path(__file__).with_name("data") / "colloquial_lexicon.csv"
 
 # Generic Indonesian university shorthand → the words a prodi site spells out. Written for this project. Used by the
 # query normaliser (retrieval.normalize: expansion and replacement), COLLOQUIAL_WORDS below, generation.refine
-# (ABBREVIATIONS, follow-up keys) and through it generation.support (shorthand stems and document frequencies).
+# (follow-up keys and query expansion) and generation.support (shorthand stems and document frequencies).
 GLOSSARY: dict[str, str] = {
     "kaprodi": "ketua program studi",
     "sekprodi": "sekretaris program studi",
