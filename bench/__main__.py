@@ -20,15 +20,31 @@ SECTIONS = ["bench_ingest", "bench_search", "bench_reader", "bench_answer", "ben
             "bench_load", "bench_channels"]
 
 
+# the instructions the reader's int8 matrix products run on: without VNNI, onnxruntime's u8 x s8 products add pairs in
+# saturating 16 bits, and the replies differ from a VNNI machine's (docs/answers.md, "The same reader on two machines")
+INT8_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def cpu_flags(flags: set[str]) -> str:
+    """The INT8_FLAGS among ``flags`` (a /proc/cpuinfo flags line), noting when no VNNI is among them."""
+    present = [f for f in INT8_FLAGS if f in flags]
+    if not present:
+        return "no AVX2"
+    return ", ".join(present) + ("" if any("vnni" in f or "amx" in f for f in present) else ", no VNNI")
+
+
 def machine() -> str:
+    cpu, flags = "", set()
     try:
-        cpu = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-    except (OSError, StopIteration):
-        cpu = platform.processor() or "unknown CPU"
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and not cpu:
+                cpu = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    cpu = cpu or platform.processor() or "unknown CPU"
+    cpu = f"{cpu}; {cpu_flags(flags)}"
     import os
 
     mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9

@@ -44,3 +44,24 @@ def test_only_replaces_the_measured_section_and_keeps_the_others():
 def test_a_section_not_yet_in_the_document_is_added_at_the_end():
     out = splice_sections(OLD, ["## Something new\n\nnew table\n"], "- Commit ccccccc\n")
     assert out.rstrip().endswith("new table") and "channel table" in out and "old reader table" in out
+
+
+def test_the_machine_line_names_the_int8_instructions_the_cpu_has():
+    """The reader runs int8 matrix products, whose results differ between CPUs with and without VNNI
+    (docs/answers.md, "The same reader on two machines"): every benchmark and eval report names them."""
+    from pathlib import Path
+
+    from bench.__main__ import INT8_FLAGS, cpu_flags, machine
+
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    here = cpu_flags(flags)
+    assert all(f in here for f in INT8_FLAGS if f in flags)
+    assert ("no VNNI" in here) == (bool(flags & set(INT8_FLAGS)) and not any("vnni" in f or "amx" in f for f in flags))
+    assert cpu_flags({"avx2", "fma", "sse4_2"}) == "avx2, no VNNI"
+    assert cpu_flags({"avx2", "avx512f", "avx512_vnni"}) == "avx2, avx512f, avx512_vnni"
+    assert cpu_flags(set()) == "no AVX2"
+    assert f"; {cpu_flags(flags)})" in machine().splitlines()[0]
