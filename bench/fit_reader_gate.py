@@ -46,7 +46,14 @@ import numpy as np
 from bench import idkmrc
 from bench.train_reader import _is_dev
 from generation.calibration import fit_logistic, operating_point
-from generation.reader.reader import CHUNK_FEATURES, CONFIG_FILE, DEFAULT_DIR, Span, chunk_features
+from generation.reader.reader import (
+    CHUNK_FEATURES,
+    CONFIG_FILE,
+    DEFAULT_DIR,
+    ReaderConfig,
+    Span,
+    chunk_features,
+)
 
 SEED = 20261125
 DISTRACTORS = 430  # with the ~290 dev passages, about the check split's 722
@@ -231,8 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report, indent=2))
     if not args.dry_run:
+        # the threshold holds for the arithmetic it was fitted with: write the int8 weight width down with it
+        fitted = ReaderConfig.from_json(meta["config"])
         meta["config"].update(threshold=round(threshold, 5), chunk_weights=[round(w, 6) for w in weights],
-                              chunk_bias=round(bias, 6))
+                              chunk_bias=round(bias, 6), int8_weight_bits=fitted.int8_weight_bits)
         meta["gate"] = report
         cfg_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         print(f"wrote the selector and the threshold {threshold:.4f} into {cfg_path}", file=sys.stderr)

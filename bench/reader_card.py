@@ -43,8 +43,8 @@ def write_card(out_dir: Path) -> None:
         f"spans ≤ {cfg.max_answer} tokens, calibration a = {cfg.platt_a}, b = {cfg.platt_b}, "
         f"threshold {cfg.threshold}" + (" (the pipeline's, from `bench.fit_reader_gate`; below)" if meta.get("gate")
                                         else " (on gold passages)")
-        + ("; run with int8 projections (onnxruntime's dynamic quantisation; the FFN output and the span head stay "
-           "float32)" if cfg.int8 else ""),
+        + (f"; run with int8 projections ({cfg.int8_weight_bits}-bit weights, onnxruntime's dynamic quantisation; "
+           "the FFN output and the span head stay float32)" if cfg.int8 else ""),
         "",
         "## Data",
         "- IDK-MRC train split (Putri & Oh, EMNLP 2022), `../shared/data/idk-mrc-train/train.json`, split by passage "

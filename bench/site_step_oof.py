@@ -82,14 +82,15 @@ def load_items(limit: int = 0) -> list[tuple[str, dict[str, Any]]]:
 
 
 def with_selector(spec: ReaderSpec, source: Path, tmp: Path) -> str:
-    """A copy of the reader directory whose chunk selector, threshold and int8 setting are ``source``'s (a main run
+    """A copy of the reader directory whose chunk selector, threshold and int8 settings are ``source``'s (a main run
     exports float32, the in-domain step int8: without this the readers would differ in more than their weights)."""
     target = tmp / f"{spec.name}-{spec.left_out}"
     shutil.copytree(spec.path, target)
     shipped = json.loads((source / CONFIG_FILE).read_text(encoding="utf-8"))["config"]
     meta = json.loads((target / CONFIG_FILE).read_text(encoding="utf-8"))
-    for key in ("chunk_weights", "chunk_bias", "threshold", "int8"):
-        meta["config"][key] = shipped[key]
+    for key in ("chunk_weights", "chunk_bias", "threshold", "int8", "int8_weight_bits"):
+        if key in shipped:
+            meta["config"][key] = shipped[key]
     (target / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return str(target)
 

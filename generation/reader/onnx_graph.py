@@ -41,10 +41,18 @@ def _weight_matmuls(model: object) -> list[str]:
             if n.op_type == "MatMul" and n.input[1] in weights and n.name != "qa.mm" and not n.name.endswith(".fo.mm")]
 
 
-def _int8(model: object) -> bytes:
+def _int8(model: object, *, weight_bits: int = 7) -> bytes:
     """The graph with the projections of :func:`_weight_matmuls` quantised to int8, one scale per output channel
-    (onnxruntime's dynamic quantisation: activations are quantised on the fly; ``ReaderConfig.int8``)."""
+    (onnxruntime's dynamic quantisation: activations are quantised on the fly; ``ReaderConfig.int8``).
+
+    ``weight_bits`` 7 keeps the weights in [-64, 64] (onnxruntime's ``reduce_range``). Without VNNI, onnxruntime's
+    AVX2 kernel adds each pair of u8 x s8 products in 16 bits, which saturates for full-scale 8-bit weights; with 7
+    bits no pair can (2 x 255 x 64 < 32767), so a CPU with VNNI and one without compute the same sums and the
+    fitted threshold means the same on both (``ReaderConfig.int8_weight_bits``; docs/answers.md)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    if weight_bits not in (7, 8):
+        raise ValueError(f"int8 weights take 7 or 8 bits, not {weight_bits}")
 
     hint = _DropPreprocessingHint()
     logging.getLogger().addFilter(hint)
@@ -52,7 +60,8 @@ def _int8(model: object) -> bytes:
         with tempfile.TemporaryDirectory(prefix="prodi-reader-") as tmp:
             out = Path(tmp) / "reader-int8.onnx"
             quantize_dynamic(model, out, op_types_to_quantize=["MatMul"], per_channel=True,
-                             weight_type=QuantType.QInt8, nodes_to_quantize=_weight_matmuls(model))
+                             weight_type=QuantType.QInt8, nodes_to_quantize=_weight_matmuls(model),
+                             reduce_range=weight_bits == 7)
             return out.read_bytes()
     finally:
         logging.getLogger().removeFilter(hint)
@@ -177,12 +186,13 @@ class OnnxEncoder:
     span head; ``mask`` [B, L] is True for real tokens. Logits are [B, L, 2] (start, end)."""
 
     def __init__(self, layers: Sequence[Mapping[str, np.ndarray]], head_w: np.ndarray, head_b: np.ndarray, *,
-                 heads: int, eps: float, threads: int = 0, int8: bool = False) -> None:
+                 heads: int, eps: float, threads: int = 0, int8: bool = False,
+                 weight_bits: int = 7) -> None:
         import onnxruntime as ort
 
         model = _GraphBuilder(hidden=int(head_w.shape[1]), heads=heads, eps=eps).model(layers, head_w, head_b)
         options = _session_options(threads)
-        payload = _int8(model) if int8 else model.SerializeToString()
+        payload = _int8(model, weight_bits=weight_bits) if int8 else model.SerializeToString()
         del model
         self.int8 = int8
         self.session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])

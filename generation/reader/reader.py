@@ -56,6 +56,9 @@ class ReaderConfig:
     # and the span head stay float32: quantising them moved spans). The shipped model turns it on; its chunk
     # selector and threshold were fitted with it (bench.fit_reader_gate). docs/answers.md gives the trade-off
     int8: bool = False
+    # the width of those int8 weights: 7 (onnxruntime's reduce_range) makes CPUs with and without VNNI compute the
+    # same products (generation/reader/onnx_graph.py _int8); 8 is finer but saturates on AVX2-only CPUs
+    int8_weight_bits: int = 7
     # the chunk selector: after retrieval the reader reads several chunks, and which span answers (and with what
     # probability) is a logistic model over CHUNK_FEATURES (the span's margin and the chunk's retrieval score),
     # fitted after retrieval on the tune split's dev part (bench/fit_reader_gate.py). Empty: the Platt probability
@@ -73,6 +76,8 @@ class ReaderConfig:
         if "chunk_weights" in values:
             values["chunk_weights"] = tuple(float(w) for w in values["chunk_weights"] or ())
         config = cls(**values)
+        if config.int8_weight_bits not in (7, 8):
+            raise ValueError(f"int8_weight_bits is {config.int8_weight_bits}; int8 weights take 7 or 8 bits")
         if config.chunk_weights and len(config.chunk_weights) != len(CHUNK_FEATURES):
             raise ValueError(f"chunk_weights has {len(config.chunk_weights)} weights; the selector reads "
                              f"{len(CHUNK_FEATURES)} features ({', '.join(CHUNK_FEATURES)})")
@@ -232,7 +237,8 @@ class Reader:
                 from generation.reader.onnx_graph import OnnxEncoder
 
                 self._onnx = OnnxEncoder(layers, self.head_w, self.head_b, heads=self.e5.heads, eps=float(self.e5.eps),
-                                         int8=self.config.int8 if int8 is None else int8)
+                                         int8=self.config.int8 if int8 is None else int8,
+                                         weight_bits=self.config.int8_weight_bits)
                 self.backend = "onnxruntime"
                 # the session holds its own copy of the weights: the numpy layers are only the fallback's
                 self.encoder.layers = []

@@ -71,9 +71,9 @@ def test_every_reader_runs_with_the_source_gate_and_int8_setting(tmp_path) -> No
 
     source, reader = tmp_path / "source", tmp_path / "pre"
     for path, config in ((source, {"chunk_weights": [0.2, 5.0], "chunk_bias": -6.0, "threshold": 0.196,
-                                   "int8": True, "platt_a": 1.0}),
+                                   "int8": True, "int8_weight_bits": 7, "platt_a": 1.0}),
                          (reader, {"chunk_weights": [], "chunk_bias": 0.0, "threshold": 0.21, "int8": False,
-                                   "platt_a": 0.3})):
+                                   "int8_weight_bits": 8, "platt_a": 0.3})):
         path.mkdir()
         (path / "reader.json").write_text(json.dumps({"config": config}), encoding="utf-8")
     work = tmp_path / "work"
@@ -81,5 +81,5 @@ def test_every_reader_runs_with_the_source_gate_and_int8_setting(tmp_path) -> No
     copy = with_selector(ReaderSpec("none", reader, None), source, work)
     config = json.loads((Path(copy) / "reader.json").read_text(encoding="utf-8"))["config"]
     assert config == {"chunk_weights": [0.2, 5.0], "chunk_bias": -6.0, "threshold": 0.196, "int8": True,
-                      "platt_a": 0.3}
+                      "int8_weight_bits": 7, "platt_a": 0.3}
     assert json.loads((reader / "reader.json").read_text(encoding="utf-8"))["config"]["int8"] is False

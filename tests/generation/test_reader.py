@@ -221,3 +221,63 @@ def test_int8_engine_keeps_the_spans_and_the_decisions(reader, tmp_path):
         assert a.text == b.text
         assert (a.p >= reader.config.threshold) == (b.p >= reader.config.threshold)
         assert abs(a.p - b.p) < 0.15
+
+
+def _tiny_layer(rng: np.random.Generator, hidden: int, inner: int) -> dict[str, np.ndarray]:
+    shapes = {"q": (hidden, hidden), "k": (hidden, hidden), "v": (hidden, hidden), "ao": (hidden, hidden),
+              "fi": (inner, hidden), "fo": (hidden, inner)}
+    layer = {}
+    for name, shape in shapes.items():
+        layer[f"{name}.w"] = rng.normal(0, 0.1, shape).astype(np.float32)
+        layer[f"{name}.b"] = rng.normal(0, 0.1, shape[0]).astype(np.float32)
+    for name in ("aln", "oln"):
+        layer[f"{name}.w"] = np.ones(hidden, np.float32)
+        layer[f"{name}.b"] = np.zeros(hidden, np.float32)
+    return layer
+
+
+def test_int8_weights_keep_seven_bits_so_every_cpu_computes_the_same_products():
+    """Without VNNI (AVX2 only) onnxruntime multiplies u8 activations by s8 weights and adds each pair in 16 bits,
+    which saturates when both are near full scale; VNNI adds in 32 bits. With weights in [-64, 64] (7 bits:
+    ``ReaderConfig.int8_weight_bits``) a pair cannot exceed 2 * 255 * 64 = 32640 < 32767, so both CPUs compute the
+    same sums and the calibrated threshold means the same thing on each (docs/answers.md)."""
+    from onnx import numpy_helper
+
+    from generation.reader.onnx_graph import OnnxEncoder, _GraphBuilder, _int8
+
+    rng = np.random.default_rng(3)
+    hidden, inner = 16, 32
+    layers = [_tiny_layer(rng, hidden, inner) for _ in range(2)]
+    head_w, head_b = rng.normal(0, 0.5, (2, hidden)).astype(np.float32), np.zeros(2, np.float32)
+
+    def quantised(bits: int) -> dict[str, np.ndarray]:
+        import onnx
+
+        model = _GraphBuilder(hidden=hidden, heads=4, eps=1e-12).model(layers, head_w, head_b)
+        graph = onnx.load_from_string(_int8(model, weight_bits=bits)).graph
+        return {t.name: numpy_helper.to_array(t) for t in graph.initializer
+                if t.data_type == onnx.TensorProto.INT8 and t.name.endswith("_quantized")}
+
+    seven, eight = quantised(7), quantised(8)
+    # the attention and FFN-input projections of both layers are quantised, per output channel
+    assert len(seven) == len(eight) == 2 * 5
+    assert all(w.min() >= -64 and w.max() <= 64 for w in seven.values())
+    assert max(int(np.abs(w).max()) for w in eight.values()) == 127
+    with pytest.raises(ValueError, match="7 or 8"):
+        quantised(6)
+
+    x = rng.normal(0, 1, (2, 12, hidden)).astype(np.float32)
+    mask = np.ones((2, 12), bool)
+    mask[1, 9:] = False
+    exact = OnnxEncoder(layers, head_w, head_b, heads=4, eps=1e-12).run(x, mask)
+    approx = OnnxEncoder(layers, head_w, head_b, heads=4, eps=1e-12, int8=True, weight_bits=7).run(x, mask)
+    # within 1% of the logits' range on any CPU (0.2% here; the 8-bit graph's error depends on the CPU: 2% on an
+    # AVX2-only EPYC, nine times the 7-bit error although its step is half as wide; docs/answers.md)
+    assert np.abs(approx - exact).max() < 0.01 * np.abs(exact).max()
+
+
+def test_reader_config_names_the_int8_weight_width():
+    assert ReaderConfig().int8_weight_bits == 7
+    assert ReaderConfig.from_json({"int8": True, "int8_weight_bits": 8}).int8_weight_bits == 8
+    with pytest.raises(ValueError, match="int8_weight_bits"):
+        ReaderConfig.from_json({"int8_weight_bits": 4})
