@@ -43,7 +43,7 @@ from typing import Any
 from bench.fit_abstention import auc as fit_auc
 from bench.train_reader import ROOT
 from bench.train_reader_site import SETS, site_fold
-from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR
+from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR, ReaderConfig
 
 EVAL = ROOT / "tests" / "data" / "eval"
 READ_SETS = (*SETS, "informal_holdout.jsonl")  # never informal_final.jsonl (blind set B)
@@ -88,9 +88,10 @@ def with_selector(spec: ReaderSpec, source: Path, tmp: Path) -> str:
     shutil.copytree(spec.path, target)
     shipped = json.loads((source / CONFIG_FILE).read_text(encoding="utf-8"))["config"]
     meta = json.loads((target / CONFIG_FILE).read_text(encoding="utf-8"))
-    for key in ("chunk_weights", "chunk_bias", "threshold", "int8", "int8_weight_bits"):
-        if key in shipped:
-            meta["config"][key] = shipped[key]
+    for key in ("chunk_weights", "chunk_bias", "threshold", "int8"):
+        meta["config"][key] = shipped[key]
+    # the width the source's threshold runs with, named or by default
+    meta["config"]["int8_weight_bits"] = ReaderConfig.from_json(shipped).int8_weight_bits
     (target / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return str(target)
 
