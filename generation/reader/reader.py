@@ -16,8 +16,9 @@ import ctypes
 import hashlib
 import json
 import math
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -158,9 +159,11 @@ def windows_for(e5: E5File, cfg: ReaderConfig, question: str, passage: str) -> l
 
 
 def best_span(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndarray, cfg: ReaderConfig,
-              lines: np.ndarray | None = None) -> tuple[float, int, int] | None:
+              lines: np.ndarray | None = None, avoid: Callable[[int, int], bool] | None = None,
+              ) -> tuple[float, int, int] | None:
     """The best (score, start token, end token) over the context tokens, or None when the window has none. With
-    ``lines``, a span does not cross a line break (a page's rows and list items are separate lines)."""
+    ``lines``, a span does not cross a line break (a page's rows and list items are separate lines); with
+    ``avoid``, a span (start token, end token) it says yes to is not a candidate."""
     ctx = np.nonzero(offsets[:, 0] >= 0)[0]
     if not len(ctx):
         return None
@@ -176,9 +179,31 @@ def best_span(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndar
             if lines is not None and lines[ctx[i]] != lines[ctx[j]]:
                 continue
             score = float(s_log[i] + e_log[j])
-            if best is None or score > best[0]:
+            if (best is None or score > best[0]) and (avoid is None or not avoid(int(ctx[i]), int(ctx[j]))):
                 best = (score, int(ctx[i]), int(ctx[j]))
     return best
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(m.group(0) for m in _WORD.finditer(text.casefold()))
+
+
+def _whole_words(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` widened to the words it touches: a subword span ("CAP" of "MOCAP") names the word."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return text[start:end]
+
+
+def _within(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+    """``part`` occurs in ``whole`` as consecutive words ("KIP Kuliah" in "Beasiswa KIP Kuliah")."""
+    n = len(part)
+    return 0 < n <= len(whole) and any(whole[k:k + n] == part for k in range(len(whole) - n + 1))
 
 
 def _release_freed_memory() -> None:
@@ -275,9 +300,12 @@ class Reader:
                 out = self.encoder.forward(ids, mask) @ self.head_w.T + self.head_b
         return [(out[r, : len(w.ids), 0], out[r, : len(w.ids), 1]) for r, w in enumerate(windows)]
 
-    def read(self, question: str, passages: Sequence[str]) -> list[Span | None]:
-        """The best span of each passage (None for an empty passage)."""
+    def read(self, question: str, passages: Sequence[str], avoid: Sequence[str] = ()) -> list[Span | None]:
+        """The best span of each passage (None for an empty passage, or one whose every candidate is avoided).
+        ``avoid``: names a span must not hold or lie inside ("ada lagi yang lain?" after a reply that named them);
+        the null score stays the passage's own, so the next span's probability is its own too."""
         cfg = self.config
+        names = [ws for ws in (_words(n) for n in avoid) if ws]
         wins: list[tuple[int, Window]] = [(p, w) for p, text in enumerate(passages) if text.strip()
                                           for w in windows_for(self.e5, cfg, question, text)]
         logits = self.logits([w for _, w in wins])
@@ -285,7 +313,13 @@ class Reader:
         null: dict[int, float] = {}
         for (p, w), (s_log, e_log) in zip(wins, logits, strict=True):
             null[p] = min(null.get(p, math.inf), float(s_log[0] + e_log[0]))
-            found = best_span(s_log, e_log, w.offsets, cfg, w.lines)
+            text = passages[p]
+
+            def named(i: int, j: int, offsets: np.ndarray = w.offsets, text: str = text) -> bool:
+                span = _words(_whole_words(text, int(offsets[i, 0]), int(offsets[j, 1])))
+                return any(_within(n, span) or _within(span, n) for n in names)
+
+            found = best_span(s_log, e_log, w.offsets, cfg, w.lines, named if names else None)
             if found is not None and (p not in best or found[0] > best[p][0]):
                 best[p] = (*found, w.offsets)
         spans: list[Span | None] = []

@@ -26,12 +26,13 @@ class ReadStage:
         hits = turn.hits[: max(1, self.ctx.config.reader_chunks)]
         passages = [str(h.text) for h in hits]  # the chunk as the page says it (a record names its person)
         reader = await self.ctx.run(lambda: self.ctx.reader)
-        spans = await self.ctx.run(reader.read, turn.anchor_text or turn.normalized, passages)
+        # "ada lagi yang lain?": a span that names what the previous reply named is no answer (FollowUp.exclude)
+        spans = await self.ctx.run(reader.read, turn.anchor_text or turn.normalized, passages, turn.exclude)
         # which chunk's span answers, and how likely it is right: the reader's chunk selector (the span's margin
         # with the chunk's retrieval score)
         chosen = [None if sp is None else reader.chunk_probability(sp, float(h.score))
                   for h, sp in zip(hits, spans, strict=True)]
-        turn.trace.add("read", question=turn.anchor_text, spans=[
+        turn.trace.add("read", question=turn.anchor_text, avoid=list(turn.exclude), spans=[
             None if sp is None else {"chunk_id": h.chunk_id, "rank": k, "retrieval": round(float(h.score), 4),
                                      "span": sp.text, "start": sp.start, "end": sp.end, "score": round(sp.score, 3),
                                      "null": round(sp.null, 3), "p_span": round(sp.p, 4), "p": round(pc or 0.0, 4)}

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from generation.evaluation import strip_citations
 from generation.pipeline import PipelineConfig, StopReason
 from generation.reader import DEFAULT_DIR, Reader, ReaderConfig, ReaderError
 from generation.reader.e5file import E5File
@@ -94,6 +95,16 @@ def test_best_span_stays_inside_one_line():
     assert best_span(start, end, offsets, cfg, lines)[1:] == (1, 2)
 
 
+def test_best_span_can_leave_out_spans():
+    cfg = ReaderConfig()
+    offsets = np.array([[-1, -1], [0, 3], [4, 8], [9, 12], [13, 16]])
+    start = np.array([0.0, 5.0, 0.0, 4.0, 0.0])
+    end = np.array([0.0, 5.0, 0.0, 0.0, 3.0])
+    assert best_span(start, end, offsets, cfg)[1:] == (1, 1)
+    assert best_span(start, end, offsets, cfg, avoid=lambda i, j: i <= 1 <= j)[1:] == (3, 4)
+    assert best_span(start, end, offsets, cfg, avoid=lambda i, j: True) is None
+
+
 def test_shipped_weights_match_their_card():
     meta = json.loads((DEFAULT_DIR / CONFIG_FILE).read_text(encoding="utf-8"))
     weights = DEFAULT_DIR / WEIGHTS_FILE
@@ -131,6 +142,28 @@ def test_reader_finds_the_span_and_knows_when_it_is_not_there(reader):
     assert missing.p < reader.config.threshold <= min(found.p, year.p)
 
 
+def test_the_reader_can_be_asked_for_another_span_than_the_names_it_gave(reader):
+    """ "ada lagi yang lain?": the span that names what the previous reply named is left out, and the next one the
+    passage offers is read instead; its probability is that span's own."""
+    passage = ("Beasiswa yang tersedia bagi mahasiswa kurang mampu adalah KIP Kuliah. "
+               "Selain itu tersedia juga Beasiswa Bank Indonesia bagi mahasiswa berprestasi.")
+    first, = reader.read("beasiswa apa yang tersedia?", [passage])
+    assert "KIP" in first.text
+    other, = reader.read("beasiswa apa yang tersedia?", [passage], avoid=("KIP Kuliah",))
+    assert "KIP" not in other.text and "Bank Indonesia" in other.text
+    assert other.null == first.null and other.score <= first.score
+    # a span inside a word names that word ("CAP" of "MOCAP")
+    passage = "Komunitas yang belajar Flutter adalah MOCAP dan GDSC."
+    taken = [range(passage.index(n), passage.index(n) + len(n)) for n in ("MOCAP", "GDSC")]
+    first, = reader.read("komunitas apa yang belajar flutter?", [passage])
+    assert any(first.start in r or first.end - 1 in r for r in taken)
+    others, = reader.read("komunitas apa yang belajar flutter?", [passage], avoid=("mocap", "GDSC"))
+    assert others is None or not any(set(range(others.start, others.end)) & set(r) for r in taken), others
+    # a name the passage does not hold changes nothing
+    same, = reader.read("beasiswa apa yang tersedia?", [passage], avoid=("Djarum",))
+    assert (same.start, same.end) == (first.start, first.end)
+
+
 async def test_reader_pipeline_quotes_the_sentence_with_the_span_marked(make_reader_pipeline):
     answer = await make_reader_pipeline().answer("Berapa lama kerja praktik?")
     assert not answer.abstained and answer.stop_reason == StopReason.READER_SPAN
@@ -156,6 +189,25 @@ def test_chunk_selector_weighs_the_span_with_its_chunks_retrieval_score():
     assert chunk_probability(cfg, weaker, 1.0) < top
     with pytest.raises(ValueError, match="features"):
         ReaderConfig.from_json({"chunk_weights": [1.0, 2.0, 3.0]})
+
+
+async def test_asking_the_reader_for_another_one_leaves_out_what_the_reply_named(make_reader_pipeline):
+    """ "ada lagi komunitas robot?" after a reply that named KORBI: the reader's spans leave KORBI out (the trace
+    shows what was avoided), so the reply names another community or none."""
+    from storage.models import Message
+
+    pipeline = make_reader_pipeline()
+    alone = await pipeline.answer("komunitas robot apa?")
+    read = next(s for s in alone.trace.steps if s.get("step") == "read")
+    assert any(sp and "KORBI" in sp["span"] for sp in read["spans"])  # without the history it names KORBI
+    history = [Message("user", "komunitas robot apa?"),
+               Message("assistant", "Komunitas Robotika (KORBI) adalah wadah mahasiswa yang tertarik pada robot dan "
+                                    "sistem tertanam. [1]")]
+    answer = await pipeline.answer("ada lagi komunitas robot?", history)
+    read = next(s for s in answer.trace.steps if s.get("step") == "read")
+    assert "KORBI" in read["avoid"]
+    assert not any(sp and "KORBI" in sp["span"] for sp in read["spans"]), read
+    assert answer.abstained or "KORBI" not in strip_citations(answer.answer)
 
 
 async def test_reader_trace_shows_each_chunk_and_the_selected_probability(make_reader_pipeline, reader):
