@@ -4,7 +4,7 @@ conversation window), then the structured facts table, which answers constraint 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 from generation.config import StopReason
 from generation.facts_render import facts_verdict, render_facts
@@ -108,6 +108,11 @@ class FactsStage:
             return "ask_back"
         usable, rule = facts_verdict(constraints, rows, turn.query)
         if usable:
+            if turn.followup and _said_before(facts_text(found), turn.history):
+                # the table matched only what the follow-up carried over ("dosen pengampunya siapa?" after a list
+                # of courses): the same list again answers nothing the student asked, so the pages are read
+                turn.trace.add("facts", skipped="repeats_earlier_reply", rule=rule, constraints=constraints)
+                return "repeats_earlier_reply"
             turn.result = facts_reply(found, turn.trace, rule)
             return "answered"
         if rows:
@@ -116,6 +121,13 @@ class FactsStage:
         # which rule of the lookup left it empty ("only_name": a course named without "mata kuliah"), if one did
         turn.trace.add("facts", rows=0, rule=getattr(found, "rule", ""))
         return "no_rows"
+
+
+def _said_before(text: str, history: list[Any]) -> bool:
+    """The bot sent ``text`` (spacing aside) earlier in the conversation window ``history``."""
+    said = " ".join(text.split())
+    return any(getattr(m, "role", "") == "assistant" and " ".join(str(getattr(m, "text", "")).split()) == said
+               for m in history)
 
 
 def facts_reply(found: FactsResult, trace: Trace, rule: str) -> Reply:
@@ -131,6 +143,11 @@ def facts_reply(found: FactsResult, trace: Trace, rule: str) -> Reply:
     trace.add("facts", constraints=getattr(found, "constraints", {}), rows=len(getattr(found, "rows", ()) or ()),
               rule=rule)
     trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False)
-    text = render_facts(dict(getattr(found, "constraints", {}) or {}), list(getattr(found, "rows", ()) or ()))
-    return Reply(answer=text or str(found.text).strip(), abstained=False, sources=sources, confidence=1.0,
+    return Reply(answer=facts_text(found), abstained=False, sources=sources, confidence=1.0,
                  iterations=0, stop_reason=StopReason.FACTS_LOOKUP)
+
+
+def facts_text(found: FactsResult) -> str:
+    """What a usable facts lookup says: its rows rendered, else the table's own text."""
+    text = render_facts(dict(getattr(found, "constraints", {}) or {}), list(getattr(found, "rows", ()) or ()))
+    return text or str(found.text).strip()

@@ -99,3 +99,31 @@ async def test_the_trace_names_the_facts_rule_that_decided(make_reader_pipeline)
     table = await pipeline.answer("berapa sks mata kuliah basis data?")
     assert table.stop_reason == StopReason.FACTS_LOOKUP
     assert [s["rule"] for s in table.trace.steps if s["step"] == "facts"] == ["course_attribute"]
+
+
+async def test_a_follow_up_the_facts_table_would_answer_with_the_last_reply_again_goes_to_the_pages(
+        make_reader_pipeline):
+    """ "dosen pengampunya siapa?" after the table listed semester 3's courses: the table matches only the carried
+    constraints and would list the same courses again, which answers nothing the student asked. The facts stage
+    steps aside when its reply is one the conversation already holds (the trace says why); the pages are read."""
+    from storage.models import Message
+
+    pipeline = make_reader_pipeline()
+    listed = await pipeline.answer("Mata kuliah semester 3 yang 3 SKS apa saja?")
+    assert listed.stop_reason == StopReason.FACTS_LOOKUP
+    history = [Message("user", "Mata kuliah semester 3 yang 3 SKS apa saja?"),
+               Message("assistant", listed.answer)]
+    followup = await pipeline.answer("dosen pengampunya siapa?", history)
+    facts = [s for s in followup.trace.steps if s["step"] == "facts"]
+    assert facts and facts[-1].get("skipped") == "repeats_earlier_reply", facts
+    assert followup.stop_reason != StopReason.FACTS_LOOKUP and followup.answer != listed.answer
+    # … nor two turns later, whatever the reply in between said (the student asks again)
+    later = await pipeline.answer("dosennya siapa ya?", [*history, Message("user", "dosen pengampunya siapa?"),
+                                                       Message("assistant", followup.answer)])
+    assert [s.get("skipped") for s in later.trace.steps if s["step"] == "facts"] == ["repeats_earlier_reply"]
+    assert later.answer != listed.answer
+    # a follow-up that narrows the list is still the table's ("yang 3 SKS" after all of semester 3's courses)
+    all3 = await pipeline.answer("Mata kuliah semester 3 apa saja?")
+    narrowed = await pipeline.answer("yang 3 SKS saja?", [Message("user", "Mata kuliah semester 3 apa saja?"),
+                                                        Message("assistant", all3.answer)])
+    assert all3.stop_reason == narrowed.stop_reason == StopReason.FACTS_LOOKUP and narrowed.answer != all3.answer
