@@ -340,6 +340,17 @@ FACETS: tuple[frozenset[str], ...] = tuple(frozenset(f.split()) for f in (
 ))
 
 
+def _facet_value_of(word: str, named: Sequence[str]) -> str:
+    """``word``, or the value of its facet that ``named`` gives instead ("wajib" → "pilihan")."""
+    w = _key(word)
+    for facet in FACETS:
+        if w in facet:
+            other = next((o for o in named if _key(o) in facet - {w}), None)
+            if other is not None:
+                return other
+    return word
+
+
 def _other_facet_value(word: str, own_words: set[str]) -> bool:
     """``word`` is a facet value and the follow-up names another value of the same facet."""
     w = _key(word)
@@ -380,9 +391,11 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
         if all(_is_number(w) for w in tail):  # a new value: it replaces the old one ("ipk ku 3,6" → "ipk ku 3,1")
             at = next((k for k in range(j + 1, min(j + 4, len(p))) if _is_number(p[k].strip(",.;:"))), None)
             out = p[: j + 1] + tail + p[j + 1 :] if at is None else p[:at] + tail + p[at + 1 :]
-            return " ".join(out) + "?"
-        out = p[: j + 1] + tail + p[j + 1 + len(tail) :]
-        return " ".join(out) + "?"
+        else:
+            out = p[: j + 1] + tail + p[j + 1 + len(tail) :]
+        # a facet value named before the head replaces the previous question's other value ("kalo yg pilihan di smt
+        # 5?" after "matkul wajib smt 5 …": pilihan, not wajib)
+        return " ".join(_facet_value_of(w, x[:i]) for w in out) + "?"
     if not subject_may_change:
         return None
     start = 1 if _key(p[0]) in HONORIFICS else 0

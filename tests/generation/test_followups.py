@@ -115,6 +115,10 @@ def test_another_value_of_the_same_facet_replaces_the_old_one():
     r = _ask("kalo kelas malam?", ("kuliah kelas pagi mulai jam brp", ABSTAINED))
     got = _words(r.query)
     assert "malam" in got and "pagi" not in got, r.query
+    # … also where the follow-up restates another word of the previous question ("di smt 5" after "… smt 5 …")
+    r = _ask("kalo yg pilihan di smt 5?", ("matkul wajib smt 5 apa aja", "Mata kuliah semester 5, wajib (4): …"))
+    got = _words(r.query)
+    assert {"pilihan", "5"} <= got and "wajib" not in got, r.query
 
 
 def test_a_two_digit_academic_year_range_is_carried_as_one_year_range():
