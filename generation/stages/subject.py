@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from generation.config import StopReason
 from generation.refine import rewrite_followup
 from generation.stages.base import StageContext
-from generation.subjects import MAX_CHOICES, Entity, Inventory, is_ask_back, pick, refer
+from generation.subjects import MAX_CHOICES, Entity, Inventory, is_ask_back, is_refusal, pick, refer
 from generation.text import strip_clitics
 from generation.types import Reply, Source, Trace
 from retrieval.language import ALL_OF_THEM
@@ -45,6 +45,23 @@ def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
             pairs.append((pending, text))
             pending = None
     return pairs
+
+
+def _last_answered(pairs: list[tuple[str, str]]) -> tuple[str, str]:
+    """The exchange a follow-up's subject comes from: the last one, or, past refused requests for another one of
+    the same ("ada lagi yang lain?" → refusal), the answer they asked past. Such a request keeps the subject and its
+    refusal names nothing new; any other refused question is where the subject stays (nothing older is carried
+    past it: "admin prodi namanya siapa?" → refusal → "emailnya?" is the admin's)."""
+    from storage.models import Message
+
+    k = len(pairs) - 1
+    while k > 0 and is_refusal(pairs[k][1]):
+        before = [Message(role=role, text=text) for q, r in pairs[:k] for role, text in (("user", q), ("assistant", r))]
+        follow = rewrite_followup(pairs[k][0], before)
+        if not follow.rewritten or not (follow.rule == "again" or follow.rule.endswith("alternative")):
+            break
+        k -= 1
+    return pairs[k]
 
 
 def _about(question: str, entity: Entity) -> str:
@@ -85,6 +102,7 @@ class SubjectResolver:
             return Subject([_about(formal(asked), e) for e in chosen])
         if not rewrite_followup(question, history).about_subject:
             return None
+        asked, reply = _last_answered(pairs)
         ref = refer(question, asked, reply, inventory, formal, expanded)
         trace.add("subject", decision="refer", kind=ref.kind, why=ref.why, attribute=list(ref.attribute),
                   entities=[e.name for e in ref.entities])

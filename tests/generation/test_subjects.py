@@ -197,6 +197,23 @@ def test_email_after_the_scholarships_is_the_prodi_s_with_its_contact_page(pipel
     assert "program studi" in reply.answer.lower()  # it says whose address it is
 
 
+def test_a_refused_follow_up_in_between_leaves_the_subject_where_it_was(pipeline):
+    """ "emailnya apa?" after the scholarship answer and a follow-up the bot refused ("ada lagi ga beasiwa yg
+    lain?" → refusal): the refusal named nothing, and its question was a follow-up of the same subject, so the
+    subject is still the scholarship the answer named (its record has no e-mail: the prodi's). A refused question
+    that stands alone is the subject itself: nothing older is carried past it."""
+    refusal = asyncio.run(pipeline.answer("berapa harga tiket pesawat ke bali?")).answer
+    assert refusal.startswith("Maaf")
+    history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY, "ada lagi ga beasiwa yg lain?", refusal)
+    reply = asyncio.run(pipeline.answer("emailnya apa?", history))
+    assert not reply.abstained and "informatika@uin-malang.ac.id" in reply.answer, reply.answer
+    assert "program studi" in reply.answer.lower()
+    history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY, "admin prodi namanya siapa ya", refusal)
+    reply = asyncio.run(pipeline.answer("emailnya apa?", history))
+    refer_steps = [s for s in reply.trace.steps if s["step"] == "subject"]
+    assert refer_steps and all(s.get("why") == "no_answer_before" for s in refer_steps), refer_steps
+
+
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
