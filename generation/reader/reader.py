@@ -300,12 +300,16 @@ class Reader:
                 out = self.encoder.forward(ids, mask) @ self.head_w.T + self.head_b
         return [(out[r, : len(w.ids), 0], out[r, : len(w.ids), 1]) for r, w in enumerate(windows)]
 
-    def read(self, question: str, passages: Sequence[str], avoid: Sequence[str] = ()) -> list[Span | None]:
-        """The best span of each passage (None for an empty passage, or one whose every candidate is avoided).
-        ``avoid``: names a span must not hold or lie inside ("ada lagi yang lain?" after a reply that named them);
-        the null score stays the passage's own, so the next span's probability is its own too."""
+    def read(self, question: str, passages: Sequence[str], avoid: Sequence[str] = (),
+             within: Sequence[Sequence[tuple[int, int]] | None] | None = None) -> list[Span | None]:
+        """The best span of each passage (None for an empty passage, or one whose every candidate is ruled out).
+        ``avoid``: names a span must not hold or lie inside ("ada lagi yang lain?" after a reply that named them).
+        ``within``: per passage, the character ranges a span must lie in (the table row the question names), or
+        None for the whole passage. The null score stays the passage's own, so a span's probability is its own."""
         cfg = self.config
         names = [ws for ws in (_words(n) for n in avoid) if ws]
+        if within is not None and len(within) != len(passages):
+            raise ValueError(f"within gives {len(within)} passages' ranges for {len(passages)} passages")
         wins: list[tuple[int, Window]] = [(p, w) for p, text in enumerate(passages) if text.strip()
                                           for w in windows_for(self.e5, cfg, question, text)]
         logits = self.logits([w for _, w in wins])
@@ -313,13 +317,18 @@ class Reader:
         null: dict[int, float] = {}
         for (p, w), (s_log, e_log) in zip(wins, logits, strict=True):
             null[p] = min(null.get(p, math.inf), float(s_log[0] + e_log[0]))
-            text = passages[p]
+            text, ranges = passages[p], (within[p] if within is not None else None)
 
-            def named(i: int, j: int, offsets: np.ndarray = w.offsets, text: str = text) -> bool:
-                span = _words(_whole_words(text, int(offsets[i, 0]), int(offsets[j, 1])))
+            def ruled_out(i: int, j: int, offsets: np.ndarray = w.offsets, text: str = text,
+                          ranges: Sequence[tuple[int, int]] | None = ranges) -> bool:
+                a, b = int(offsets[i, 0]), int(offsets[j, 1])
+                if ranges is not None and not any(lo <= a and b <= hi for lo, hi in ranges):
+                    return True
+                span = _words(_whole_words(text, a, b)) if names else ()
                 return any(_within(n, span) or _within(span, n) for n in names)
 
-            found = best_span(s_log, e_log, w.offsets, cfg, w.lines, named if names else None)
+            found = best_span(s_log, e_log, w.offsets, cfg, w.lines,
+                              ruled_out if names or ranges is not None else None)
             if found is not None and (p not in best or found[0] > best[p][0]):
                 best[p] = (*found, w.offsets)
         spans: list[Span | None] = []

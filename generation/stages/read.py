@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from generation.answer_type import is_list_question
 from generation.config import MAX_LIST_LINES, StopReason
 from generation.guards import is_template_leak
 from generation.quote import column_rows, list_lines, quote_span
+from generation.subjects import Entity, Inventory
 from generation.stages.base import Abstain, StageContext, Turn
 from generation.types import Reply, Source
 
@@ -26,13 +29,19 @@ class ReadStage:
         hits = turn.hits[: max(1, self.ctx.config.reader_chunks)]
         passages = [str(h.text) for h in hits]  # the chunk as the page says it (a record names its person)
         reader = await self.ctx.run(lambda: self.ctx.reader)
+        question = turn.anchor_text or turn.normalized
+        # a question that names a row of a table (a scholarship, a laboratory) is answered from that row of the
+        # passage that holds it, not from the row of another one beside it
+        rows = await self.ctx.run(_named_rows, turn.index, question)
+        within = [_row_ranges(p, rows) for p in passages]
         # "ada lagi yang lain?": a span that names what the previous reply named is no answer (FollowUp.exclude)
-        spans = await self.ctx.run(reader.read, turn.anchor_text or turn.normalized, passages, turn.exclude)
+        spans = await self.ctx.run(reader.read, question, passages, turn.exclude, within)
         # which chunk's span answers, and how likely it is right: the reader's chunk selector (the span's margin
         # with the chunk's retrieval score)
         chosen = [None if sp is None else reader.chunk_probability(sp, float(h.score))
                   for h, sp in zip(hits, spans, strict=True)]
-        turn.trace.add("read", question=turn.anchor_text, avoid=list(turn.exclude), spans=[
+        turn.trace.add("read", question=turn.anchor_text, avoid=list(turn.exclude), rows=[e.name for e in rows],
+                       spans=[
             None if sp is None else {"chunk_id": h.chunk_id, "rank": k, "retrieval": round(float(h.score), 4),
                                      "span": sp.text, "start": sp.start, "end": sp.end, "score": round(sp.score, 3),
                                      "null": round(sp.null, 3), "p_span": round(sp.p, 4), "p": round(pc or 0.0, 4)}
@@ -53,6 +62,25 @@ class ReadStage:
         if not answer:
             return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
         return f"answer p={p:.2f}"
+
+
+def _named_rows(index: object, question: str) -> list[Entity]:
+    """The table rows (``subjects.Entity`` with ``row``) that ``question`` names by their full name."""
+    if index is None or not hasattr(index, "chunks"):
+        return []
+    return [e for e in Inventory.of(index).named_in(question) if e.row]
+
+
+def _row_ranges(passage: str, rows: Sequence[Entity]) -> list[tuple[int, int]] | None:
+    """Where in ``passage`` the named rows stand (each occurrence of a row's line), or None when it holds none of
+    them: that passage is read whole."""
+    ranges = []
+    for e in rows:
+        at = passage.find(e.record)
+        while at >= 0:
+            ranges.append((at, at + len(e.record)))
+            at = passage.find(e.record, at + 1)
+    return ranges or None
 
 
 class QuoteStage:

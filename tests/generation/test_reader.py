@@ -142,6 +142,22 @@ def test_reader_finds_the_span_and_knows_when_it_is_not_there(reader):
     assert missing.p < reader.config.threshold <= min(found.p, year.p)
 
 
+def test_the_reader_can_be_held_to_parts_of_a_passage(reader):
+    """``within``: a passage's spans are read only inside the given character ranges (the row the question names);
+    a passage given None is read whole."""
+    passage = ("Beasiswa: Beasiswa Bank Indonesia; Sasaran: mahasiswa semester 3; Pendaftaran: setiap bulan Maret\n"
+               "Beasiswa: Beasiswa Djarum Plus; Sasaran: mahasiswa semester 4; Pendaftaran: daring April sampai Mei")
+    second = passage.index("Beasiswa: Beasiswa Djarum")
+    whole, = reader.read("kapan pendaftaran beasiswa?", [passage])
+    first, = reader.read("kapan pendaftaran beasiswa?", [passage], within=[[(0, second - 1)]])
+    assert first.end <= second - 1 and "Maret" in first.text
+    held, = reader.read("kapan pendaftaran beasiswa?", [passage], within=[[(second, len(passage))]])
+    assert held.start >= second and "April" in held.text
+    assert first.null == held.null == whole.null
+    free, = reader.read("kapan pendaftaran beasiswa?", [passage], within=[None])
+    assert (free.start, free.end) == (whole.start, whole.end)
+
+
 def test_the_reader_can_be_asked_for_another_span_than_the_names_it_gave(reader):
     """ "ada lagi yang lain?": the span that names what the previous reply named is left out, and the next one the
     passage offers is read instead; its probability is that span's own."""

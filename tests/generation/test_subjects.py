@@ -214,6 +214,29 @@ def test_a_refused_follow_up_in_between_leaves_the_subject_where_it_was(pipeline
     assert refer_steps and all(s.get("why") == "no_answer_before" for s in refer_steps), refer_steps
 
 
+def test_the_reader_answers_from_the_row_of_the_scholarship_the_student_chose(pipeline):
+    """After the ask-back between two scholarships, "yg djarum" asks about Beasiswa Djarum Plus: the question now
+    names that row of the scholarship table, so the reader reads only that row of the page, not the row of the
+    other scholarship above it (which it preferred when the whole page was open to it)."""
+    import dataclasses
+
+    from generation.config import StopReason as Stop
+
+    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
+    before, pipeline.config = pipeline.config, reader_config
+    try:
+        listed = asyncio.run(pipeline.answer("beasiswa yg syaratnya ipk minimal 3 apa aja?"))
+        history = _history("beasiswa yg syaratnya ipk minimal 3 apa aja?", listed.answer)
+        asked = asyncio.run(pipeline.answer("pendaftarannya kapan?", history))
+        assert asked.stop_reason == Stop.ASK_BACK and "Beasiswa Djarum Plus" in asked.choices
+        chosen = asyncio.run(pipeline.answer("yg djarum", history + _history("pendaftarannya kapan?", asked.answer)))
+        read = next(s for s in chosen.trace.steps if s["step"] == "read")
+        assert read["rows"] == ["Beasiswa Djarum Plus"], read
+        assert not chosen.abstained and "April" in chosen.answer and "Bank Indonesia" not in chosen.answer, chosen.answer
+    finally:
+        pipeline.config = before
+
+
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
