@@ -9,8 +9,8 @@ from generation.answer_type import is_list_question
 from generation.config import MAX_LIST_LINES, StopReason
 from generation.guards import is_template_leak
 from generation.quote import column_rows, list_lines, quote_span
-from generation.subjects import Entity, Inventory
 from generation.stages.base import Abstain, StageContext, Turn
+from generation.subjects import Entity, Inventory
 from generation.types import Reply, Source
 
 __all__ = ["QuoteStage", "ReadStage"]
