@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrieval.language import formal_vocabulary
+
 __all__ = ["ALIASES_FILE", "AliasTable", "HONORIFICS", "derives", "find_abbreviations", "find_names", "mine_aliases"]
 
 ALIASES_FILE = "aliases.json"
@@ -278,7 +280,9 @@ def mine_aliases(texts: Iterable[str]) -> AliasTable:
         if len(owners) != 1:
             continue
         owner = next(iter(owners))
-        if all(w in lowercase for w in variant.split()):
+        # a variant made of words the site or the language uses as words ("utama", "bagus") names the lecturer only
+        # after "pak", "bu", …
+        if all(w in lowercase or w in formal_vocabulary() for w in variant.split()):
             honorific[variant] = owner
         else:
             names[variant] = owner

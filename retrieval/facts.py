@@ -19,8 +19,9 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrieval.aliases import HONORIFICS
 from retrieval.analyzer import clipped_compounds, stem
-from retrieval.language import CARDINALS, INDEX_STOPWORDS, ORDINALS, PERSON_ASKED_WORDS
+from retrieval.language import CARDINALS, INDEX_STOPWORDS, ORDINALS, PERSON_ASKED_WORDS, formal_vocabulary
 from storage.models import Document
 
 __all__ = ["FactsResult", "FactsTable", "build_facts", "course_filter_label", "parse_course_line"]
@@ -500,8 +501,12 @@ class FactsTable:
         """A person: the lecturers sharing the most distinctive name tokens with the question (none: empty)."""
         best: list[_Lecturer] = []
         best_overlap = 0
+        honorific = bool(wset & HONORIFICS)
         for lec in self.lecturers:
-            overlap = len(lec.name_tokens & wset - self._name_stop)
+            shared = lec.name_tokens & wset - self._name_stop
+            if shared and not honorific and shared <= formal_vocabulary():
+                continue  # "laptop yg bagus": a word of the language alone is no name ("pak bagus" is)
+            overlap = len(shared)
             if overlap > best_overlap:
                 best, best_overlap = [lec], overlap
             elif overlap and overlap == best_overlap:

@@ -73,6 +73,7 @@ __all__ = [
     "WH_WORDS",
     "YES_NO",
     "colloquial_spellings",
+    "formal_vocabulary",
     "load_lexicon",
     "resolve_formal",
 ]
@@ -192,6 +193,13 @@ def load_lexicon(path: Path = LEXICON_PATH, supplement: bool = True) -> dict[str
         for slang, formal in CHAT_SUPPLEMENT.items():
             out.setdefault(slang, formal)
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def formal_vocabulary() -> frozenset[str]:
+    """The words of the bundled lexicon's formal forms: words of the language, as opposed to names (a first name
+    that is one, "bagus", needs an honorific to name a person: ``retrieval.aliases.mine_aliases``)."""
+    return frozenset(w for formal in load_lexicon(supplement=False).values() for w in formal.split() if w.isalpha())
 
 
 def resolve_formal(slang: str, lexicon: Mapping[str, str]) -> str:

@@ -77,6 +77,16 @@ def test_names_with_and_without_titles():
     assert "utama" not in table.names and table.honorific_names["utama"] == "Shoffin Nahwa Utama"
 
 
+def test_a_name_that_is_a_word_of_the_language_needs_an_honorific():
+    """ "bagus" (good) is a first name on the site and never written there in lower case, but it is a word of the
+    language (the bundled colloquial lexicon gives it as a formal form): alone it stays a word ("laptop yg bagus"),
+    after "pak" it is the lecturer. A first name the language does not use is a name alone."""
+    table = mine_aliases(["Pembina: Dr. Bagus Setiawan Nugroho, M.T. dan Hendra Wirawan Saputra, M.Kom."])
+    assert "bagus" not in table.names and table.honorific_names["bagus"] == "Bagus Setiawan Nugroho"
+    assert table.names["bagus setiawan"] == "Bagus Setiawan Nugroho"
+    assert table.names["hendra"] == "Hendra Wirawan Saputra"
+
+
 def test_role_words_are_not_names():
     text = "Lulusan bergelar Sarjana Komputer, S.Kom. Para lulusan menjadi sarjana komputer yang handal."
     assert find_names(text, {"lulusan", "bergelar", "sarjana", "komputer", "para", "menjadi", "yang"}) == []

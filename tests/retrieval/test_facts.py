@@ -121,6 +121,21 @@ def _teaching_table(tmp_path) -> FactsTable:
     return FactsTable.load(tmp_path / "t.sqlite3")
 
 
+def test_a_first_name_that_is_a_word_of_the_language_names_no_one_alone(tmp_path):
+    """ "laptop yg bagus" is a good laptop, not Dr. Bagus: a name token that the language uses as a word (the
+    bundled lexicon's formal forms) names the lecturer only beside another of his name tokens or an honorific."""
+    from storage.models import Document
+
+    text = "Nama: Dr. Bagus Setiawan Nugroho, M.T.\nRuang: Lab Jaringan B.3.06\nEmail: bagus.nugroho@ti.test"
+    doc = Document(doc_id="bagus", url="http://prodi.test/dosen/bagus/", title="Dr. Bagus Setiawan Nugroho, M.T.",
+                   text=text, content_hash="x", kind="lecturer", urls=("http://prodi.test/dosen/bagus/",))
+    build_facts([doc], tmp_path / "f.sqlite3")
+    table = FactsTable.load(tmp_path / "f.sqlite3")
+    assert "name" not in table.lookup("rekomendasi laptop buat kuliah yg bagus apa").constraints
+    for question in ("ruangan pak bagus dimana", "email bagus setiawan apa", "ruangan nugroho dimana"):
+        assert table.lookup(question).constraints.get("name") == ["Dr. Bagus Setiawan Nugroho, M.T."], question
+
+
 def test_who_teaches_a_course_by_name(tmp_path):
     table = _teaching_table(tmp_path)
     result = table.lookup("siapa dosen yang mengajar Pemrograman Fungsional")
