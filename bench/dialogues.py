@@ -124,6 +124,12 @@ def _share(k: int, n: int) -> str:
     return f"{k}/{n} ({100 * k / n:.1f}%)" if n else "0/0"
 
 
+def machine() -> str:
+    from bench.__main__ import machine as measured_on
+
+    return measured_on()
+
+
 def markdown(m: dict[str, Any], results: Sequence[TurnResult], *, answerer: str, seconds: float,
              misses: int = 20) -> str:
     n_small = m["per_expect"]["smalltalk"]["turns"]
@@ -135,6 +141,8 @@ def markdown(m: dict[str, Any], results: Sequence[TurnResult], *, answerer: str,
         f"`tests/data/eval/dialogues.jsonl`: {m['dialogues']} dialogues, {m['turns']} turns, written blind before the "
         f"code that handles them. Each turn went through ChatService (answerer `{answerer}`), with the bot's own "
         f"replies as the history, in {seconds:.0f} s. Regenerate with `python -m bench.dialogues`.",
+        "",
+        machine().rstrip(),  # this section may be newer than the report around it: its own commit and machine
         "",
         "| expected | turns | right |",
         "|---|---|---|",

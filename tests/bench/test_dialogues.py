@@ -55,6 +55,7 @@ def test_the_report_states_targets_from_the_counts() -> None:
     text = markdown(m, results, answerer="reader", seconds=1.0)
     assert "1/2 (50.0%); target ≥ 90% → **missed**" in text
     assert "2/3 (66.7%); target ≥ 80% → **missed**" in text and "page content: 1; target 0 → **missed**" in text
+    assert "- Commit " in text and "- Machine: " in text  # the section names its own commit and machine
 
 
 @pytest.mark.integration
