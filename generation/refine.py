@@ -370,8 +370,6 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
 
     - X repeats a word of P and adds what follows it ("kalau semester genap?" after "jadwal UAS semester ganjil
       kapan?"): P with the words after that head replaced by X's ("jadwal UAS semester genap kapan").
-    - X is only values of facets (``FACETS``) whose other value P names ("kalau yang genap?" after "uts ganjil tgl
-      berapa"): P with those values swapped ("uts genap tgl berapa").
     - X shares nothing with P (a new subject, when ``subject_may_change``): P's subject, its leading words up to
       the first attribute or question word (after an honorific: the name), is replaced by X ("kalau KKN?" after
       "magang berapa SKS?" → "KKN berapa SKS"; "kalau bu Sari?" after "pak Budi lulusan S3 mana?" → "bu Sari S3
@@ -398,10 +396,6 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
         # a facet value named before the head replaces the previous question's other value ("kalo yg pilihan di smt
         # 5?" after "matkul wajib smt 5 …": pilihan, not wajib)
         return " ".join(_facet_value_of(w, x[:i]) for w in out) + "?"
-    if all(any(_key(w) in facet for facet in FACETS) for w in x):  # "kalo yg genap?" after "uts ganjil …": P again
-        swapped = [_facet_value_of(w, x) for w in p]
-        if swapped != p:
-            return " ".join(swapped) + "?"
     if not subject_may_change:
         return None
     start = 1 if _key(p[0]) in HONORIFICS else 0
