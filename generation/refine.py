@@ -8,7 +8,7 @@ entities, and its retrieval does not degrade (top-distance margin, source Jaccar
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypedDict
 
@@ -340,7 +340,7 @@ FACETS: tuple[frozenset[str], ...] = tuple(frozenset(f.split()) for f in (
 ))
 
 
-def _facet_value_of(word: str, named: Sequence[str]) -> str:
+def _facet_value_of(word: str, named: Iterable[str]) -> str:
     """``word``, or the value of its facet that ``named`` gives instead ("wajib" → "pilihan")."""
     w = _key(word)
     for facet in FACETS:
@@ -353,8 +353,7 @@ def _facet_value_of(word: str, named: Sequence[str]) -> str:
 
 def _other_facet_value(word: str, own_words: set[str]) -> bool:
     """``word`` is a facet value and the follow-up names another value of the same facet."""
-    w = _key(word)
-    return any(w in facet and any(_key(o) in facet - {w} for o in own_words) for facet in FACETS)
+    return _facet_value_of(word, own_words) != word
 
 
 def _key(word: str) -> str:
@@ -394,7 +393,7 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
         else:
             out = p[: j + 1] + tail + p[j + 1 + len(tail) :]
         # a facet value named before the head replaces the previous question's other value ("kalo yg pilihan di smt
-        # 5?" after "matkul wajib smt 5 …": pilihan, not wajib)
+        # 3?" after "matkul wajib smt 3 …": pilihan, not wajib)
         return " ".join(_facet_value_of(w, x[:i]) for w in out) + "?"
     if not subject_may_change:
         return None

@@ -276,13 +276,14 @@ def mine_aliases(texts: Iterable[str]) -> AliasTable:
                 claims.setdefault(alias_key(" ".join(span)), set()).add(bare)
     names: dict[str, str] = {}
     honorific: dict[str, str] = {}
+    language = formal_vocabulary()
     for variant, owners in claims.items():
         if len(owners) != 1:
             continue
         owner = next(iter(owners))
-        # a variant made of words the site or the language uses as words ("utama", "bagus") names the lecturer only
-        # after "pak", "bu", …
-        if all(w in lowercase or w in formal_vocabulary() for w in variant.split()):
+        # a variant made of words the site or the language uses as words (a first name that is also an adjective)
+        # names the lecturer only after "pak", "bu", …
+        if all(w in lowercase or w in language for w in variant.split()):
             honorific[variant] = owner
         else:
             names[variant] = owner

@@ -505,7 +505,7 @@ class FactsTable:
         for lec in self.lecturers:
             shared = lec.name_tokens & wset - self._name_stop
             if shared and not honorific and shared <= formal_vocabulary():
-                continue  # "laptop yg bagus": a word of the language alone is no name ("pak bagus" is)
+                continue  # an adjective that is also his first name is no name alone (after "pak" it is)
             overlap = len(shared)
             if overlap > best_overlap:
                 best, best_overlap = [lec], overlap

@@ -198,7 +198,7 @@ def load_lexicon(path: Path = LEXICON_PATH, supplement: bool = True) -> dict[str
 @functools.lru_cache(maxsize=1)
 def formal_vocabulary() -> frozenset[str]:
     """The words of the bundled lexicon's formal forms: words of the language, as opposed to names (a first name
-    that is one, "bagus", needs an honorific to name a person: ``retrieval.aliases.mine_aliases``)."""
+    that is one needs an honorific to name a person: ``retrieval.aliases.mine_aliases``)."""
     return frozenset(w for formal in load_lexicon(supplement=False).values() for w in formal.split() if w.isalpha())
 
 

@@ -16,7 +16,6 @@ import ctypes
 import hashlib
 import json
 import math
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -28,6 +27,7 @@ import numpy as np
 from generation.errors import GenerationError
 from generation.reader.e5file import E5File
 from generation.reader.encoder import Encoder
+from generation.text import normalize
 
 __all__ = ["CHUNK_FEATURES", "DEFAULT_DIR", "Reader", "ReaderConfig", "ReaderError", "Span", "Window", "best_span", "chunk_features",
            "chunk_probability", "windows_for"]
@@ -184,15 +184,8 @@ def best_span(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndar
     return best
 
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(m.group(0) for m in _WORD.finditer(text.casefold()))
-
-
 def _whole_words(text: str, start: int, end: int) -> str:
-    """``text[start:end]`` widened to the words it touches: a subword span ("CAP" of "MOCAP") names the word."""
+    """``text[start:end]`` widened to the words it touches: a span inside a word names the whole word."""
     while start > 0 and text[start - 1].isalnum():
         start -= 1
     while end < len(text) and text[end].isalnum():
@@ -200,10 +193,9 @@ def _whole_words(text: str, start: int, end: int) -> str:
     return text[start:end]
 
 
-def _within(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
-    """``part`` occurs in ``whole`` as consecutive words ("KIP Kuliah" in "Beasiswa KIP Kuliah")."""
-    n = len(part)
-    return 0 < n <= len(whole) and any(whole[k:k + n] == part for k in range(len(whole) - n + 1))
+def _holds(whole: str, part: str) -> bool:
+    """``part`` occurs in ``whole`` as whole words (both in ``generation.text.normalize``'s form)."""
+    return bool(part) and f" {part} " in f" {whole} "
 
 
 def _release_freed_memory() -> None:
@@ -307,7 +299,7 @@ class Reader:
         ``within``: per passage, the character ranges a span must lie in (the table row the question names), or
         None for the whole passage. The null score stays the passage's own, so a span's probability is its own."""
         cfg = self.config
-        names = [ws for ws in (_words(n) for n in avoid) if ws]
+        names = [n for n in (normalize(a) for a in avoid) if n]
         if within is not None and len(within) != len(passages):
             raise ValueError(f"within gives {len(within)} passages' ranges for {len(passages)} passages")
         wins: list[tuple[int, Window]] = [(p, w) for p, text in enumerate(passages) if text.strip()
@@ -324,8 +316,8 @@ class Reader:
                 a, b = int(offsets[i, 0]), int(offsets[j, 1])
                 if ranges is not None and not any(lo <= a and b <= hi for lo, hi in ranges):
                     return True
-                span = _words(_whole_words(text, a, b)) if names else ()
-                return any(_within(n, span) or _within(span, n) for n in names)
+                span = normalize(_whole_words(text, a, b)) if names else ""
+                return any(_holds(span, n) or _holds(n, span) for n in names)
 
             found = best_span(s_log, e_log, w.offsets, cfg, w.lines,
                               ruled_out if names or ranges is not None else None)

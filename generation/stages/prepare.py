@@ -109,8 +109,8 @@ class FactsStage:
         usable, rule = facts_verdict(constraints, rows, turn.query)
         if usable:
             if turn.followup and _said_before(facts_text(found), turn.history):
-                # the table matched only what the follow-up carried over ("dosen pengampunya siapa?" after a list
-                # of courses): the same list again answers nothing the student asked, so the pages are read
+                # the table matched only what the follow-up carried over (a question about the lecturers after a
+                # list of courses): the same list again answers nothing the student asked, so the pages are read
                 turn.trace.add("facts", skipped="repeats_earlier_reply", rule=rule, constraints=constraints)
                 return "repeats_earlier_reply"
             turn.result = facts_reply(found, turn.trace, rule)

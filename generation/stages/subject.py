@@ -51,7 +51,7 @@ def _last_answered(pairs: list[tuple[str, str]]) -> tuple[str, str]:
     """The exchange a follow-up's subject comes from: the last one, or, past refused requests for another one of
     the same ("ada lagi yang lain?" → refusal), the answer they asked past. Such a request keeps the subject and its
     refusal names nothing new; any other refused question is where the subject stays (nothing older is carried
-    past it: "admin prodi namanya siapa?" → refusal → "emailnya?" is the admin's)."""
+    past it: a refused "who is X?" then "emailnya?" asks for X's)."""
     from storage.models import Message
 
     k = len(pairs) - 1
