@@ -243,12 +243,23 @@ async def test_two_instances_on_one_redis_run_once_per_tick_and_both_serve_the_n
         assert watcher.reloads >= 1 and managers[1]._loaded_version == runs[0].index_version
         assert metrics.index_bytes._value.get() > 0 and metrics.index_chunks._value.get() == runs[0].chunks_total
         assert metrics.index_reloads._value.get() >= 1
-        # two admins press /reindex on two instances at once: one run, the other is told it is running
-        both = await asyncio.gather(*(inst.trigger("admin", requested_by=f"telegram:{i}")
-                                      for i, inst in enumerate(instances)))
-        assert sorted(r.status for r in both) == ["SKIPPED", "SUCCESS"]
-        skipped = next(r for r in both if r.status == "SKIPPED")
-        assert "already running" in skipped.error
+        # two admins press /reindex on two instances while a run is in progress: one run, the other is told it is
+        # running. The first instance crawls politely (a delay between pages), so its run holds the lock for tens of
+        # seconds; without that, a fast crawl could end before the second child process asks for the lock.
+        slow = wiring.build_reindex_coordinator(
+            ops_settings(warm_data_dir, sample_site, redis_url=redis_url, index_reload_interval_seconds=0,
+                         crawl_delay_seconds=0.3),
+            redis=clients[0], index_manager=managers[0], recover=False, notifier=Recorder())
+        instances.append(slow)
+        first = asyncio.ensure_future(slow.trigger("admin", requested_by="telegram:0"))
+        for _ in range(600):
+            if first.done() or await slow.job.job.lock.owner():
+                break
+            await asyncio.sleep(0.05)
+        assert not first.done() and await slow.job.job.lock.owner(), "the first run never took the reindex lock"
+        skipped = await instances[1].trigger("admin", requested_by="telegram:1")
+        assert skipped.status == "SKIPPED" and "already running" in skipped.error, skipped
+        assert (await first).status == "SUCCESS"
     finally:
         await watcher.stop()
         for inst in instances:
