@@ -35,6 +35,7 @@ from generation.stages import (
     GenerateStage,
     QuoteStage,
     ReadStage,
+    RestOfListStage,
     RetrieveStage,
     RewriteStage,
     Stage,
@@ -84,7 +85,7 @@ class AnswerPipeline:
         self.subjects = SubjectResolver(self.ctx)
         ctx = self.ctx
         self.shared_stages: tuple[Stage, ...] = (RewriteStage(ctx), FactsStage(ctx), RetrieveStage(ctx))
-        self.reader_stages: tuple[Stage, ...] = (ReadStage(ctx), QuoteStage(ctx))
+        self.reader_stages: tuple[Stage, ...] = (RestOfListStage(ctx), ReadStage(ctx), QuoteStage(ctx))
         self.rules_stages: tuple[Stage, ...] = (EvidenceStage(ctx), GenerateStage(ctx), ComposeStage(ctx),
                                                 GateStage(ctx), FinalizeStage(ctx))
 

@@ -7,12 +7,13 @@ Only the page's structure decides here (line breaks, sentence ends, "Label: valu
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generation.compose import list_item, list_start
-from generation.text import sentences
+from generation.text import holds, normalize, sentences
 
-__all__ = ["Quote", "column_rows", "list_lines", "quote_span", "row_fields"]
+__all__ = ["Quote", "Rest", "column_rows", "list_lines", "other_rows", "quote_span", "row_fields"]
 
 # a table row as the extractor writes it: "Label: value; Label: value" (sync_jobs/html_blocks.py)
 _FIELD_SEP = "; "
@@ -101,6 +102,67 @@ def column_rows(passage: str, start: int) -> list[str] | None:
         elif column in values:
             out.append(f"{row[0][1]} — {column}: {values[column]}")
     return out if len(out) >= 2 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Rest:
+    named: tuple[str, ...]  # the names of the rows already named
+    rows: tuple[str, ...]  # the other rows, as the reply shows them
+
+
+def other_rows(passage: str, names: Sequence[str]) -> Rest | None:
+    """For "ada lagi yang lain?": in the list of ``passage`` (a run of at least two item lines: table rows or
+    "Name: description" lines) that has an item one of ``names`` names, the items none of them names: a table row
+    as "name — second label: value", any other item line as the page shows it. A name is matched as whole words of
+    one item's name only: a word that several items' names share names none of them. None when no item is named or
+    none is left."""
+    wanted = [n for n in (normalize(x) for x in names) if n]
+    if not wanted:
+        return None
+    lines = [line.strip() for line in passage.splitlines()]
+    items = [_item_name(line) for line in lines]
+    k = 0
+    while k < len(lines):
+        if items[k] is None:
+            k += 1
+            continue
+        end = k
+        while end + 1 < len(lines) and items[end + 1] is not None:
+            end += 1
+        run = range(k, end + 1)
+        k = end + 1
+        if len(run) < 2:
+            continue
+        keys = {i: normalize(str(items[i])) for i in run}
+        named: set[int] = set()
+        for name in wanted:
+            hits = [i for i in run if holds(keys[i], name)]
+            if len(hits) == 1:
+                named.update(hits)
+        if not named or len(named) == len(run):
+            continue
+        shown = []
+        for i in run:
+            if i in named:
+                continue
+            row = row_fields(lines[i])
+            shown.append(f"{row[0][1]} — {row[1][0]}: {row[1][1]}" if row else _clean(lines[i]))
+        return Rest(named=tuple(str(items[i]) for i in sorted(named)), rows=tuple(shown))
+    return None
+
+
+def _item_name(line: str) -> str | None:
+    """The name an item line gives its item: a table row's first value, or the label of "Name: description"
+    (a short label, not a clause: balanced parentheses, no comma); None for any other line."""
+    row = row_fields(line)
+    if row:
+        return row[0][1]
+    label, sep, rest = line.partition(": ")
+    label = label.strip()
+    if not sep or not rest.strip() or not label or len(label) > 80 or "," in label \
+            or label.count("(") != label.count(")"):
+        return None
+    return label
 
 
 def _sentence_spans(passage: str) -> list[tuple[int, int, str]]:

@@ -62,6 +62,11 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+def holds(whole: str, part: str) -> bool:
+    """``part`` occurs in ``whole`` as whole words (both in :func:`normalize`'s form)."""
+    return bool(part) and f" {part} " in f" {whole} "
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (keeps internal hyphens, dots in numbers like 3.50)."""
     return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]

@@ -27,7 +27,7 @@ import numpy as np
 from generation.errors import GenerationError
 from generation.reader.e5file import E5File
 from generation.reader.encoder import Encoder
-from generation.text import normalize
+from generation.text import holds, normalize
 
 __all__ = ["CHUNK_FEATURES", "DEFAULT_DIR", "Reader", "ReaderConfig", "ReaderError", "Span", "Window", "best_span", "chunk_features",
            "chunk_probability", "windows_for"]
@@ -193,11 +193,6 @@ def _whole_words(text: str, start: int, end: int) -> str:
     return text[start:end]
 
 
-def _holds(whole: str, part: str) -> bool:
-    """``part`` occurs in ``whole`` as whole words (both in ``generation.text.normalize``'s form)."""
-    return bool(part) and f" {part} " in f" {whole} "
-
-
 def _release_freed_memory() -> None:
     """Give the heap the graph build freed (the weights' protobuf and serialised copies) back to the system."""
     try:
@@ -317,7 +312,7 @@ class Reader:
                 if ranges is not None and not any(lo <= a and b <= hi for lo, hi in ranges):
                     return True
                 span = normalize(_whole_words(text, a, b)) if names else ""
-                return any(_holds(span, n) or _holds(n, span) for n in names)
+                return any(holds(span, n) or holds(n, span) for n in names)
 
             found = best_span(s_log, e_log, w.offsets, cfg, w.lines,
                               ruled_out if names or ranges is not None else None)

@@ -2,7 +2,7 @@
 (``generation.stages.base``); ``generation.pipeline.AnswerPipeline`` wires them in order.
 
 Both answerers: :class:`RewriteStage`, :class:`FactsStage`, :class:`RetrieveStage`. The learned reader:
-:class:`ReadStage`, :class:`QuoteStage`. The rules answerer: :class:`EvidenceStage`, :class:`GenerateStage`,
+:class:`RestOfListStage` ("ada lagi?" over a table), :class:`ReadStage`, :class:`QuoteStage`. The rules answerer: :class:`EvidenceStage`, :class:`GenerateStage`,
 :class:`ComposeStage`, :class:`GateStage`, :class:`FinalizeStage`. A follow-up's subject is resolved before them
 (:class:`SubjectResolver`)."""
 
@@ -13,10 +13,10 @@ from generation.stages.finalize import FinalizeStage
 from generation.stages.gate import GateStage
 from generation.stages.generate import GenerateStage
 from generation.stages.prepare import FactsStage, RewriteStage
-from generation.stages.read import QuoteStage, ReadStage
+from generation.stages.read import QuoteStage, ReadStage, RestOfListStage
 from generation.stages.retrieve import RetrieveStage
 from generation.stages.subject import Subject, SubjectResolver
 
 __all__ = ["Abstain", "ComposeStage", "Evidence", "EvidenceStage", "FactsStage", "FinalizeStage", "GateStage",
-           "GenerateStage", "QuoteStage", "ReadStage", "RetrieveStage", "RewriteStage", "Stage", "StageContext",
+           "GenerateStage", "QuoteStage", "ReadStage", "RestOfListStage", "RetrieveStage", "RewriteStage", "Stage", "StageContext",
            "Subject", "SubjectResolver", "Turn"]

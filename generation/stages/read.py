@@ -8,12 +8,39 @@ from collections.abc import Sequence
 from generation.answer_type import is_list_question
 from generation.config import MAX_LIST_LINES, StopReason
 from generation.guards import is_template_leak
-from generation.quote import column_rows, list_lines, quote_span
+from generation.quote import column_rows, list_lines, other_rows, quote_span
 from generation.stages.base import Abstain, StageContext, Turn
 from generation.subjects import Entity, Inventory
 from generation.types import Reply, Source
 
-__all__ = ["QuoteStage", "ReadStage"]
+__all__ = ["QuoteStage", "ReadStage", "RestOfListStage"]
+
+
+class RestOfListStage:
+    """ "ada lagi yang lain?" after a reply that named a row of a table (a scholarship, a community): the reply lists
+    the table's other rows (``quote.other_rows``) from the first chunk the reader would read that holds the table.
+    Any other turn goes on to the reader."""
+
+    name = "rest_of_list"
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+
+    async def run(self, turn: Turn) -> str | Abstain:
+        if not turn.exclude:
+            return "not_asked"
+        for hit in turn.hits[: max(1, self.ctx.config.reader_chunks)]:
+            rest = other_rows(str(hit.text), turn.exclude)
+            if rest is None:
+                continue
+            shown = rest.rows[:MAX_LIST_LINES]
+            turn.trace.add("rest_of_list", chunk_id=hit.chunk_id, named=list(rest.named), rows=len(rest.rows))
+            turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[hit.url])
+            turn.result = Reply(answer="\n".join(f"- {line}" for line in shown) + " [1]", abstained=False,
+                                sources=(Source(url=hit.url, title=hit.title or hit.url),), confidence=1.0,
+                                iterations=0, stop_reason=StopReason.FACTS_LOOKUP)
+            return StopReason.FACTS_LOOKUP
+        return "no_table_names_them"
 
 
 class ReadStage:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generation.quote import column_rows, list_lines, quote_span, row_fields
+from generation.quote import column_rows, list_lines, other_rows, quote_span, row_fields
 
 PAGE = ("Mahasiswa dapat mengikuti program beasiswa berikut. Informasi dibuka di halaman Berita.\n"
         "Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: keluarga kurang mampu\n"
@@ -40,6 +40,32 @@ def test_a_column_question_lists_each_row_with_that_column():
     assert column_rows(PAGE, PAGE.index("KIP Kuliah")) == ["KIP Kuliah", "Beasiswa Bank Indonesia"]
     assert column_rows(PAGE, PAGE.index("halaman Berita")) is None  # prose, not a row
     assert column_rows(PAGE, PAGE.index("6 SKS")) is None  # a single row is no table
+
+
+def test_the_rest_of_a_table_leaves_out_the_rows_already_named():
+    """ "ada lagi yang lain?" after a reply about one row: the table's other rows, each with its second column."""
+    djarum = "Beasiswa: Beasiswa Djarum Plus; Penyelenggara: Djarum Foundation; Sasaran: semester 4"
+    table = PAGE.replace("\n– Supriyono", f"\n{djarum}\n– Supriyono")
+    rest = other_rows(table, ["KIP"])
+    assert rest is not None and rest.named == ("KIP Kuliah",)
+    assert rest.rows == ("Beasiswa Bank Indonesia — Penyelenggara: Bank Indonesia",
+                         "Beasiswa Djarum Plus — Penyelenggara: Djarum Foundation")
+    rest = other_rows(table, ["kip kuliah", "Djarum Plus"])
+    assert rest is not None and rest.rows == ("Beasiswa Bank Indonesia — Penyelenggara: Bank Indonesia",)
+    # a name is matched as whole words of a row's name, never inside its other columns or inside a word
+    assert other_rows(table, ["Kementerian Agama"]) is None
+    assert other_rows(table, ["KI"]) is None
+    assert other_rows(table, ["Beasiswa"]) is None  # a word several rows share names no one of them
+    assert other_rows(PAGE, ["Supriyono"]) is None  # not a table row
+    assert other_rows(table, []) is None
+    assert other_rows(PAGE, ["KIP", "Bank Indonesia"]) is None  # every row named: nothing is left to show
+    # a list of "Name: description" lines is a list too, shown as the page shows it
+    page = LIST_PAGE.replace("Apakah", "Komunitas UINUX: Linux dan perangkat lunak open source\nApakah")
+    rest = other_rows(page, ["ETH0"])
+    assert rest is not None and rest.named == ("Komunitas ETH0",)
+    assert rest.rows == ("Komunitas GDSC: pengembang aplikasi dengan teknologi Google.",
+                         "Komunitas WEBOENDER: pengembang web front-end dan back-end.",
+                         "Komunitas UINUX: Linux dan perangkat lunak open source")
 
 
 def test_row_fields_needs_every_part_to_be_a_label_and_value():

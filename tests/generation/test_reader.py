@@ -188,7 +188,8 @@ async def test_reader_pipeline_quotes_the_sentence_with_the_span_marked(make_rea
     assert answer.highlights and all(h in answer.answer for h in answer.highlights)
     assert any("enam minggu" in h for h in answer.highlights)
     assert answer.sources[0].url == f"{BASE}/akademik/kerja-praktik.html"
-    assert [s["name"] for s in answer.trace.stages] == ["rewrite", "facts", "retrieve", "read", "finalize"]
+    assert [s["name"] for s in answer.trace.stages] == ["rewrite", "facts", "retrieve", "rest_of_list", "read",
+                                                        "finalize"]
     assert answer.as_json()["highlights"] == list(answer.highlights)
 
 

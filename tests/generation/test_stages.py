@@ -73,15 +73,16 @@ async def test_a_new_stage_is_added_from_one_file(make_reader_pipeline):
     pipeline = make_reader_pipeline()
     stage = PrivateDataStage()
     pipeline.add_stage(stage, before="read")
-    assert [s.name for s in pipeline.stages()] == ["rewrite", "facts", "retrieve", "private_data", "read", "finalize"]
+    assert [s.name for s in pipeline.stages()] == ["rewrite", "facts", "retrieve", "rest_of_list", "private_data", "read",
+                                                   "finalize"]
     refused = await pipeline.answer("password wifi lab apa?")
     assert refused.abstained and refused.stop_reason == StopReason.ABSTAIN_UNSUPPORTED
     names = [s["name"] for s in refused.trace.stages]
     assert names[-1] == "private_data" and refused.trace.stages[-1]["decision"].startswith("abstain:")
     assert [s["step"] for s in refused.trace.steps if s["step"] == "final"] == ["final"]  # written once
     answered = await pipeline.answer("Berapa SKS total untuk lulus?")
-    assert [s["name"] for s in answered.trace.stages][3:5] == ["private_data", "read"]
-    assert stage.seen[-1] and answered.trace.stages[3]["decision"] == "pass"
+    assert [s["name"] for s in answered.trace.stages][3:6] == ["rest_of_list", "private_data", "read"]
+    assert stage.seen[-1] and answered.trace.stages[4]["decision"] == "pass"
 
 
 def test_a_stage_is_added_only_before_a_stage_that_exists(make_reader_pipeline):

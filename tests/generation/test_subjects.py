@@ -237,6 +237,29 @@ def test_the_reader_answers_from_the_row_of_the_scholarship_the_student_chose(pi
         pipeline.config = before
 
 
+def test_asking_for_more_after_one_row_of_a_table_lists_the_tables_other_rows(pipeline):
+    """ "ada lagi ga beasiwa yg lain?" after the reply about KIP Kuliah: the scholarship table holds that row, so the
+    reply lists the table's other scholarships (cited), not a refusal and not KIP Kuliah again. A follow-up that
+    names nothing of a table still goes to the reader."""
+    import dataclasses
+
+    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
+    before, pipeline.config = pipeline.config, reader_config
+    try:
+        history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY)
+        more = asyncio.run(pipeline.answer("ada lagi ga beasiwa yg lain?", history))
+        assert not more.abstained, more.answer
+        for name in ("Beasiswa Bank Indonesia", "Beasiswa Prestasi Rektor", "Beasiswa Djarum Plus"):
+            assert name in more.answer, more.answer
+        assert "KIP Kuliah" not in more.answer and more.sources[0].url.endswith("/scholarship/")
+        step = next(s for s in more.trace.steps if s["step"] == "rest_of_list")
+        assert step["named"] == ["KIP Kuliah"] and step["rows"] == 4
+        other = asyncio.run(pipeline.answer("ada lagi?", _history("kapan uts ganjil?", "UTS ganjil: 20–31 Oktober [1]")))
+        assert not any(s["step"] == "rest_of_list" for s in other.trace.steps)
+    finally:
+        pipeline.config = before
+
+
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
