@@ -237,7 +237,9 @@ def _topic(f: _Reading) -> list[str]:
     ("kalo yang semester 6?" after "… semester 5 …" drops the 5), a new attribute replaces the old one."""
     restated = {w for w in f.own_words if w not in QUESTION_WORDS}
     replaced = _replaced_numbers(f.prev_words, restated, f.question)
-    new_attribute = bool(set(f.extra) & ATTRIBUTE_WORDS) or bool(f.possessed)
+    # a "-nya" word the previous question did not have asks a new attribute of the same subject ("marginnya?")
+    new_attribute = bool(set(f.extra) & ATTRIBUTE_WORDS) or bool(f.possessed) \
+        or bool(_possessed_words(f.question) - set(f.prev_words))
     # in a chain, what the previous follow-up asked with "-nya" ("penasihatnya siapa?") was its attribute; in a first
     # question "-nya" may mark the subject itself ("beasiswanya apa aja?")
     prev_attributes = _possessed_words(f.previous) if f.previous_resolved.strip() != f.previous.strip() else set()

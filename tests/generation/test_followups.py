@@ -92,6 +92,18 @@ def test_a_new_attribute_replaces_a_procedure_word():
     assert "wisuda" in got and "prosedur" not in got, r.query
 
 
+def test_a_new_possessive_word_replaces_the_one_the_previous_follow_up_asked():
+    # "sampulnya?" then "tintanya?": each "-nya" word is what that follow-up asks about the same subject, so the
+    # second one no longer carries the first one's attribute
+    r = _ask("tintanya warna apa?", ("laporan magang dijilid pakai apa?", "Laporan dijilid lakban hitam."),
+             ("sampulnya?", "Sampul laporan berwarna biru."))
+    got = _words(r.query)
+    assert {"laporan", "magang", "tinta"} <= got and not ({"sampul", "sampulnya"} & got), r.query
+    # a "-nya" word the previous question already had is its subject, not a new attribute
+    r = _ask("laporannya dikumpul kapan?", ("laporan magang dijilid pakai apa?", "Laporan dijilid lakban hitam."))
+    assert {"laporan", "magang"} <= _words(r.query) or "laporannya" in _words(r.query), r.query
+
+
 # -- numbers: a decimal or a range is one number; a restated value replaces the old one --------------------------------
 
 def test_a_restated_decimal_value_replaces_the_old_one():
