@@ -244,6 +244,8 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
         return Reference("none", attribute=attr, why="reply_named_nothing")
     fresh = focus(fresh, (expand or normalize or str)(previous_question), reply, inventory)
     having = [e for e in fresh if inventory.has(e, attribute)]
+    if len(having) >= 2:  # "Koordinator X: <person>" gave the person as the attribute's value: no subject of it
+        having = [e for e in having if not _given_as(e, attribute, reply, inventory)] or having
     if len(having) == 1:
         return Reference("carry", (having[0],), attr, "one_has_it")
     if 2 <= len(having) <= MAX_CHOICES:
@@ -261,6 +263,16 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
     if 2 <= len(fresh) <= MAX_CHOICES and len({e.sort for e in fresh}) == 1:
         return Reference("ask", tuple(fresh), attr, "several_alike")
     return Reference("none", tuple(partly or fresh), attr, "unknown_attribute")
+
+
+def _given_as(entity: Entity, attribute: frozenset[str], reply: str, inventory: Inventory) -> bool:
+    """``reply`` gives ``entity`` as the value of a label that holds ``attribute`` ("Koordinator PKL: <person>")."""
+    for line in reply.splitlines():
+        label, colon, value = line.partition(":")
+        if colon and attribute <= inventory.stems(label) \
+                and any(f.lower() in value.lower() for f in entity.forms):
+            return True
+    return False
 
 
 _DEGREE_END = re.compile(r"(?:\b[A-Z][A-Za-z]{0,3}\.)+$")  # "M.Kom.", "M.T.", "Dr.": an abbreviation, not a sentence end

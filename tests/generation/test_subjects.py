@@ -132,6 +132,20 @@ def test_rows_of_one_table_are_asked_between_for_an_attribute_in_the_student_s_w
     assert ref.kind == "ask" and len(ref.entities) == 2
 
 
+def test_the_value_a_reply_gave_for_the_attribute_is_no_subject_that_has_it(index, inventory):
+    """A reply that ends "Koordinator Magang: <person>" gave the person as the value of "koordinator": asked
+    "koordinatornya siapa?", the subject is what the reply was about, not that person beside it."""
+    reply = ("Telah lulus minimal 100 SKS.\nMengisi formulir pengajuan PKL dan mendapat persetujuan Koordinator PKL.\n"
+             "Ikuti ujian presentasi PKL paling lambat satu bulan setelah PKL selesai.\n"
+             "Koordinator PKL: Yusuf Maulana Ibrahim, M.Kom.. [1]")
+    ref = refer("koordinatornya siapa", "trus syaratnya apa aja?", reply, inventory, _formal(index),
+                index.normalize_query)
+    assert ref.kind == "carry" and _names(ref.entities) == ["Panduan Kerja Praktik (PKL)"], ref
+    # the person is still the subject of an attribute the label does not hold
+    ref = refer("emailnya apa?", "trus syaratnya apa aja?", reply, inventory, _formal(index), index.normalize_query)
+    assert "Yusuf Maulana Ibrahim, M.Kom." in _names(ref.entities), ref
+
+
 def test_a_lab_and_its_head_are_no_alternatives_for_an_unknown_attribute(index, inventory):
     reply = ("Laboratorium Jaringan Komputer dan Keamanan Siber digunakan untuk praktikum jaringan komputer. "
              "Kepala laboratorium: Dr. Bagus Setiawan Nugroho, M.T. [1]")
