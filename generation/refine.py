@@ -80,9 +80,17 @@ def rewrite_followup(question: str, history: Sequence[object], _depth: int = 0) 
     reply = _last_reply(history)
     if not reply or reply.startswith("Maaf"):
         return out
+    replies = [reply]
+    # when the previous question was itself a follow-up ("pembinanya siapa?"), the reply before it named what the
+    # chain is about ("klub X …"): that one is left out too
+    previous, _, earlier = _previous_turn(question, list(history))
+    if previous and _resolve(previous, earlier, _depth + 1).rewritten:
+        before = _last_reply(earlier)
+        if before and not before.startswith("Maaf"):
+            replies.append(before)
     asked = {w.lower() for w in words(f"{question} {out.query}")}
-    named = [n for n in _named(reply) if n.lower() not in asked and n.lower() not in ATTRIBUTE_WORDS]
-    return replace(out, exclude=tuple(named))
+    named = [n for r in replies for n in _named(r) if n.lower() not in asked and n.lower() not in ATTRIBUTE_WORDS]
+    return replace(out, exclude=tuple(dict.fromkeys(named)))
 
 
 def _last_reply(history: Sequence[object]) -> str:
@@ -126,7 +134,9 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
         previous_resolved = previous
     prev_core = full_academic_years(previous_resolved.rstrip(" ?!."))
     extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
-    if not extra:  # "ada yang lain?": the previous question again
+    if not extra:  # "ada yang lain?": the previous question again; "udah itu aja" asks for nothing more
+        if not _ALTERNATIVE.search(question) and not set(words(question)) & {"lain", "lainnya", "lagi"}:
+            return FollowUp(question, False, rule="nothing_to_resolve")
         return FollowUp(prev_core + "?", True, previous, rule="again")
     f = _Reading.of(question, own, extra, previous, previous_resolved, prev_core)
     return _switched(f) or _same_subject(f, reply)
@@ -185,7 +195,9 @@ class _Reading:
         # a number typed as "3,2" or "24/25" is one number: protected from the word split, restored in the output
         protected, numbers = _protect_numbers(prev_core)
         prev_words = [w for w in anchors(protected) if w not in QUESTION_WORDS]
-        narrowing = bool(_NARROWING.search(question.strip())) or any(_is_number(w) for w in extra)
+        # a number narrows ("yang 3 SKS?"), unless the previous question had it too: then it restates the value
+        narrowing = bool(_NARROWING.search(question.strip())) or any(
+            _is_number(w) and w not in prev_keys for w in extra)
         # what the follow-up asks *about* the previous subject: attribute words, and a possessive "-nya" word after
         # one ("jadwal latihannya", "jam bukanya": its practice schedule, its opening hours)
         possessed = _possessed(question)
@@ -218,7 +230,9 @@ def _same_subject(f: _Reading, reply: str) -> FollowUp:
     """The follow-up about the previous subject: the person the previous reply named, for "dia"/"beliau" after a
     who-question, or the previous question's words the follow-up leaves implicit."""
     # the person the previous reply named, when the previous question asked who ("siapa pembinanya?" → "Rina …")
-    person = _person(reply) if _asks_who(f.previous) and reply and not reply.startswith("Maaf") else []
+    # … or whoever the reply named for "beliau", which is said of a person only ("dia" may be said of a thing)
+    said_of_person = _asks_who(f.previous) or bool(_HONORIFIC_PRONOUN.search(f.question))
+    person = _person(reply) if said_of_person and reply and not reply.startswith("Maaf") else []
     if person and _PERSONAL_PRONOUN.search(f.question):
         # "dia"/"beliau" stand for that person: the description the previous question gave is not carried
         return FollowUp(f"{f.text} {' '.join(person)}".strip() + "?", True, f.previous, about_subject=True,
@@ -257,6 +271,7 @@ def _topic(f: _Reading) -> list[str]:
 
 _LEADING_CONNECTIVES = re.compile(r"^(?:(?:kalau|kalo|klo|kl|terus|trus|lalu|nah|dan)\s+)+", re.IGNORECASE)
 _PERSONAL_PRONOUN = re.compile(r"\b(?:dia|beliau)\b", re.IGNORECASE)
+_HONORIFIC_PRONOUN = re.compile(r"\bbeliau\b", re.IGNORECASE)
 # the previous question asked who: a who-word, or its chat spelling "sapa" (retrieval.language.CHAT_SUPPLEMENT)
 _WHO = WHO_WORDS | {"sapa"}
 _NUMBER = re.compile(r"\b\d+(?:[.,/]\d+)+\b")

@@ -65,6 +65,19 @@ def test_dia_resolves_to_the_person_the_reply_named_for_a_who_question():
     assert "statistika" in got and "wajib" not in got, r.query
 
 
+def test_beliau_is_the_person_the_last_reply_named_whatever_was_asked():
+    # "beliau" is said of a person only: after a reply that gave one person's field, it is that person, and the
+    # field asked before ("email") is not carried into the new question
+    r = _ask("beliau ngajar matkul apa aja?", ("sekretaris jurusan siapa?", "Sekretaris Jurusan: Andi Pratama, M.Kom. [1]"),
+             ("emailnya apa ya", "Email Andi Pratama, M.Kom.: andi@kampus.ac.id."))
+    got = _words(r.query)
+    assert {"andi", "pratama", "ngajar"} <= got and not ({"email", "sekretaris"} & got), r.query
+    # "dia" may be said of a thing ("dia buka jam berapa?" of a lab): after a question that asked no one, it is not
+    # taken for the person the reply happened to name
+    r = _ask("dia buka jam berapa?", ("lab jaringan di mana?", "Lab jaringan di Gedung C; kepala lab Andi Pratama, M.Kom."))
+    assert "andi" not in _words(r.query), r.query
+
+
 # -- a possessive "-nya" after an attribute points back ------------------------------------------------------------
 
 def test_an_attribute_with_a_possessive_word_keeps_the_subject_of_a_chain():
@@ -150,6 +163,16 @@ def test_a_list_followup_that_changes_a_value_keeps_the_list_question():
     assert {"kelas", "lantai", "5", "apa"} <= got and "4" not in got, r.query
 
 
+def test_a_new_subject_with_the_same_value_switches_the_topic():
+    # the number was in the previous question too: it narrows nothing, the follow-up names a new subject
+    r = _ask("kalo matkul smt 2 apa aja?", ("jadwal praktikum kelas B smt 2 hari apa aja", ABSTAINED))
+    got = _words(r.query)
+    assert {"matkul", "2"} <= got and not ({"jadwal", "praktikum", "hari"} & got), r.query
+    # a number of its own still narrows the previous question ("the 3-credit ones?")
+    r = _ask("kalo yg 3 sks?", ("matkul pilihan smt 5 apa aja", ABSTAINED))
+    assert {"matkul", "pilihan", "3", "sks"} <= _words(r.query), r.query
+
+
 def test_a_value_restated_in_full_replaces_the_shorthand_one():
     r = _ask("kalo yg semester 3?", ("matkul pilihan smt 4 apa aja", ABSTAINED))
     got = _words(r.query)
@@ -170,6 +193,29 @@ def test_an_alternative_followup_names_what_the_reply_gave_to_leave_out():
     # what one asks about (an attribute such as SKS) is no name to leave out
     r = _ask("syarat lainnya apa?", ("syarat magang apa", "Syarat magang: lulus 90 SKS dan IPK 2,75. [1]"))
     assert "SKS" not in r.exclude, r
+
+
+def test_an_alternative_after_a_follow_up_leaves_out_what_the_chain_was_about():
+    # "ada lagi?" two turns after the club was named: the club, not only the adviser the last reply named, is left out
+    r = _ask("ada lagi ga klub yg belajar solder?",
+             ("klub yg bahas elektronika apa ya", "Klub ROBOTIKA (Robot dan Elektronika) membahas mikrokontroler. [1]"),
+             ("pembinanya siapa?", "Dosen pembina: Budi Santoso, M.Kom. [1]"))
+    assert r.rewritten and "ROBOTIKA" in r.exclude, r
+    # a new question in between starts a new chain: what came before it is not left out
+    r = _ask("ada lagi ga klub yg belajar solder?",
+             ("klub yg bahas elektronika apa ya", "Klub ROBOTIKA (Robot dan Elektronika) membahas mikrokontroler. [1]"),
+             ("kapan batas pengisian krs semester ganjil?", "Pengisian KRS ganjil: 1–12 Agustus. [1]"))
+    assert "ROBOTIKA" not in r.exclude, r
+
+
+def test_a_message_with_nothing_to_ask_does_not_repeat_the_previous_question():
+    # "udah itu aja" (that's all) has no word of its own to resolve and asks for nothing more: it is no "again"
+    r = _ask("udah itu aja", ("klub yg bahas elektronika apa ya", "Klub ROBOTIKA membahas mikrokontroler. [1]"))
+    assert not r.rewritten, r
+    # "ada lagi?" / "yang lain?" do ask for more of the same
+    for more in ("ada lagi?", "yg lain?", "lainnya?"):
+        r = _ask(more, ("klub yg bahas elektronika apa ya", "Klub ROBOTIKA membahas mikrokontroler. [1]"))
+        assert r.rewritten and "elektronika" in _words(r.query), (more, r)
 
 
 def test_opening_hours_are_an_attribute_of_the_previous_subject():
