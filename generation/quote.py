@@ -7,13 +7,13 @@ Only the page's structure decides here (line breaks, sentence ends, "Label: valu
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from generation.compose import list_item, list_start
 from generation.text import holds, normalize, sentences
 
-__all__ = ["Quote", "Rest", "column_rows", "list_lines", "other_rows", "quote_span", "row_fields"]
+__all__ = ["Quote", "Rest", "column_rows", "list_lines", "other_rows", "quote_span", "row_fields", "table_listing"]
 
 # a table row as the extractor writes it: "Label: value; Label: value" (sync_jobs/html_blocks.py)
 _FIELD_SEP = "; "
@@ -149,6 +149,52 @@ def other_rows(passage: str, names: Sequence[str]) -> Rest | None:
             shown.append(f"{row[0][1]} — {row[1][0]}: {row[1][1]}" if row else _clean(lines[i]))
         return Rest(named=tuple(str(items[i]) for i in sorted(named)), rows=tuple(shown))
     return None
+
+
+def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], frozenset[str]],
+                  at: int) -> list[str] | None:
+    """For a list question whose reader span (at ``at``) names an item of a table, the item's name in its first
+    column ("Laboratorium: <span>; Lokasi: …"), and whose words (``asked``, as ``stems`` gives them) name that first
+    column ("lab apa aja?"): each row as "name — Label: value" of one other column, the one whose label or values
+    share the most of the question's other words (twice for the label), else the second. A word of the question
+    that some rows hold and others not keeps only those rows ("lab di lantai 3"). None otherwise: the span is
+    not in a table's first column, the question does not ask for that column's items, or it names one item by a
+    word of its name only that item holds ("lab multimedia ada alat apa aja?" is about that laboratory)."""
+    a, b = _line_at(passage, at)
+    found = row_fields(passage[a:b].strip())
+    if not found:
+        return None
+    key, name = found[0]
+    offset = passage[a:b].find(f"{key}: {name}")
+    if offset < 0 or not (a + offset + len(key) + 2 <= at < a + offset + len(key) + 2 + len(name)):
+        return None  # the span is in another column of the row: the row itself answers, not the list
+    key_stems = stems(key)
+    rows = [row for row in (row_fields(line.strip()) for line in passage.splitlines()) if row and row[0][0] == key]
+    if len(rows) < 2 or not key_stems & asked:
+        return None
+    rest = asked - key_stems
+    names = [stems(row[0][1]) & rest for row in rows]
+    if any(sum(w in n for n in names) == 1 for w in rest):
+        return None  # a word only one item's name holds ("lab multimedia …"): the question is about that item
+    labels = list(dict.fromkeys(label for row in rows for label, _ in row[1:]))
+    if not labels:
+        return [row[0][1] for row in rows]
+    scores = {label: _column_score(rows, label, rest, stems) for label in labels}
+    column = max(labels, key=lambda label: (scores[label], -labels.index(label)))
+    # a word of the question that some rows hold and others not ("lantai 3") keeps those rows
+    held = [stems(" ".join(v for _, v in row[1:])) & rest for row in rows]
+    telling = {w for w in rest if 0 < sum(w in h for h in held) < len(rows)}
+    if telling:
+        rows = [row for row, h in zip(rows, held, strict=True) if h & telling]
+    return [f"{row[0][1]} — {column}: {dict(row[1:])[column]}" if column in dict(row[1:]) else row[0][1]
+            for row in rows]
+
+
+def _column_score(rows: Sequence[Sequence[tuple[str, str]]], label: str, asked: frozenset[str],
+                  stems: Callable[[str], frozenset[str]]) -> int:
+    """How much of ``asked`` a column shares: its label's words count twice, its values' words once."""
+    values = frozenset().union(*(stems(v) for row in rows for lab, v in row[1:] if lab == label))
+    return 2 * len(stems(label) & asked) + len(values & asked)
 
 
 def _item_name(line: str) -> str | None:

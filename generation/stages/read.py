@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from generation.answer_type import is_list_question
 from generation.config import MAX_LIST_LINES, StopReason
 from generation.guards import is_template_leak
-from generation.quote import column_rows, list_lines, other_rows, quote_span
+from generation.quote import column_rows, list_lines, other_rows, quote_span, table_listing
 from generation.stages.base import Abstain, StageContext, Turn
 from generation.subjects import Entity, Inventory
 from generation.types import Reply, Source
+from retrieval.types import Hit
+
+if TYPE_CHECKING:
+    from generation.reader import Span
 
 __all__ = ["QuoteStage", "ReadStage", "RestOfListStage"]
 
@@ -87,8 +92,34 @@ class ReadStage:
         turn.trace.add("reader_gate", p=round(p, 4), threshold=round(threshold, 4),
                        decision="answer" if answer else "abstain")
         if not answer:
+            if self.ctx.config.list_columns and is_list_question(turn.normalized) and turn.index is not None:
+                # (not when the question names a row of a table: it asks about that one)
+                listed = None if rows else await self.ctx.run(_table_list, turn, hits, passages, spans, p)
+                if listed is not None:
+                    return listed
             return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
         return f"answer p={p:.2f}"
+
+
+def _table_list(turn: Turn, hits: Sequence[Hit], passages: Sequence[str], spans: Sequence[Span | None],
+                p: float) -> str | None:
+    """A list question whose answer is no one span ("lab apa aja?"): the first chunk read where the reader's span is
+    an item's name in a table whose first column the question names lists the rows (``quote.table_listing``);
+    None when none is."""
+    inventory = Inventory.of(turn.index)
+    asked = inventory.stems(turn.query or turn.normalized)
+    for hit, passage, span in zip(hits, passages, spans, strict=True):
+        rows = table_listing(passage, asked, inventory.stems, span.start) if span is not None else None
+        if not rows:
+            continue
+        shown = rows[:MAX_LIST_LINES]
+        turn.trace.add("table_list", chunk_id=hit.chunk_id, rows=len(rows))
+        turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[hit.url])
+        turn.result = Reply(answer="\n".join(f"- {line}" for line in shown) + " [1]", abstained=False,
+                            sources=(Source(url=hit.url, title=hit.title or hit.url),), confidence=round(p, 4),
+                            iterations=0, stop_reason=StopReason.FACTS_LOOKUP)
+        return StopReason.FACTS_LOOKUP
+    return None
 
 
 def _named_rows(index: object, question: str) -> list[Entity]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generation.quote import column_rows, list_lines, other_rows, quote_span, row_fields
+from generation.quote import column_rows, list_lines, other_rows, quote_span, row_fields, table_listing
 
 PAGE = ("Mahasiswa dapat mengikuti program beasiswa berikut. Informasi dibuka di halaman Berita.\n"
         "Beasiswa: KIP Kuliah; Penyelenggara: Kementerian Agama; Sasaran: keluarga kurang mampu\n"
@@ -66,6 +66,32 @@ def test_the_rest_of_a_table_leaves_out_the_rows_already_named():
     assert rest.rows == ("Komunitas GDSC: pengembang aplikasi dengan teknologi Google.",
                          "Komunitas WEBOENDER: pengembang web front-end dan back-end.",
                          "Komunitas UINUX: Linux dan perangkat lunak open source")
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(w.strip(".,:;?").lower() for w in text.split() if w.strip(".,:;?"))
+
+
+def test_a_list_question_about_a_tables_items_gets_the_table():
+    """ "ruang apa aja?" where the reader's span is a room's name in a table whose first column is "Ruang": each
+    row, with the column the question's other words point at (its label or its values), else the second."""
+    page = ("Gedung C punya ruang berikut.\n"
+            "Ruang: Ruang Rapat; Lokasi: Lantai 2; Kapasitas: 20 orang\n"
+            "Ruang: Ruang Sidang; Lokasi: Lantai 3; Kapasitas: 40 orang\n"
+            "Ruang: Aula; Lokasi: Lantai 1; Kapasitas: 200 orang")
+    at = page.index("Ruang Sidang")
+    assert table_listing(page, _stems("ruang apa saja"), _stems, at) == [
+        "Ruang Rapat — Lokasi: Lantai 2", "Ruang Sidang — Lokasi: Lantai 3", "Aula — Lokasi: Lantai 1"]
+    assert table_listing(page, _stems("ruang yang kapasitas besar apa saja"), _stems, at)[0] == \
+        "Ruang Rapat — Kapasitas: 20 orang"
+    # a word of the question that some rows' values hold and others not picks those rows
+    assert table_listing(page, _stems("ruang di lantai 3 apa saja"), _stems, at) == ["Ruang Sidang — Lokasi: Lantai 3"]
+    # the span in another column: that row answers, not the list; a question about other things: no list
+    assert table_listing(page, _stems("ruang apa saja"), _stems, page.index("Lantai 3")) is None
+    assert table_listing(page, _stems("beasiswa apa saja"), _stems, at) is None
+    # a word of one room's name: the question is about that room, not the list
+    assert table_listing(page, _stems("ruang sidang ada fasilitas apa saja"), _stems, at) is None
+    assert table_listing(PAGE, _stems("skripsi apa saja"), _stems, PAGE.index("6 SKS")) is None  # one row, no table
 
 
 def test_row_fields_needs_every_part_to_be_a_label_and_value():

@@ -274,6 +274,29 @@ def test_asking_for_more_after_one_row_of_a_table_lists_the_tables_other_rows(pi
         pipeline.config = before
 
 
+def test_a_list_question_about_a_tables_items_is_answered_with_the_table(pipeline):
+    """ "lab apa aja?" where the reader finds no one span: the laboratory table the search found lists them, each
+    with the column the question points at ("lantai 3" → the location); a list question no table answers is still
+    refused."""
+    import dataclasses
+
+    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
+    before, pipeline.config = pipeline.config, reader_config
+    try:
+        labs = asyncio.run(pipeline.answer("lab apa aja yg ada di TI?"))
+        assert not labs.abstained, labs.answer
+        for name in ("Intelligent System", "Multimedia dan Game", "Teaching Laboratory", "Data Science"):
+            assert name in labs.answer, labs.answer
+        assert labs.sources[0].url.rstrip("/").endswith("/laboratorium")
+        assert any(s["step"] == "table_list" for s in labs.trace.steps)
+        floor = asyncio.run(pipeline.answer("lab yg di lantai 3 apa aja min"))
+        assert "Lokasi: Gedung Sains dan Teknologi Lt. 3" in floor.answer and "Lt. 2" not in floor.answer, floor.answer
+        refused = asyncio.run(pipeline.answer("jadwal kuliah kelas TI-A smt 3 hari apa aja"))
+        assert refused.abstained, refused.answer
+    finally:
+        pipeline.config = before
+
+
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
