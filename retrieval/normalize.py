@@ -88,7 +88,7 @@ FiredRule = dict[str, str]
 # studi"), a site abbreviation or a lecturer's name expanded, an elongation collapsed, a loanword's mark restored, a
 # clitic removed, a colloquial verb form (also on the anchor form only), a typing slip, an academic year written
 # out, a filler dropped.
-RULES = ("colloquial", "elongation_colloquial", "clitic_colloquial", "colloquial_anchor", "glossary",
+RULES = ("colloquial", "elongation_colloquial", "clitic_colloquial", "clitic_morphology", "colloquial_anchor", "glossary",
          "glossary_expansion", "alias", "name", "elongation", "loanword", "clitic", "morphology", "morphology_anchor",
          "typo", "academic_year", "filler")
 _Add = Callable[[int, str, str, str], None]  # add(token index, phrase, rule, the words it expands)
@@ -545,6 +545,10 @@ class QueryNormalizer:
                 return base, "clitic"
             if self.lexicon.get(base):
                 return self.lexicon[base], "clitic_colloquial"
+            # … on a colloquial verb ("diumuminnya" → "diumumin" → "diumumkan")
+            for form in colloquial_forms(base):
+                if self.known(form):
+                    return form, "clitic_morphology"
         # 4. colloquial verb morphology ("ngajar" → "mengajar", "ngepalain" → "kepala", "diumumin" → "diumumkan")
         for form in colloquial_forms(one):
             if self.known(form):

@@ -213,6 +213,12 @@ def test_colloquial_verb_forms_become_the_form_the_site_uses(typed, site_word):
     assert n.normalize(f"dosen yg {typed} lab siapa").split()[2] == site_word
 
 
+def test_a_colloquial_verb_with_a_clitic_becomes_the_form_the_site_uses():
+    # "-nya" on a colloquial verb: the clitic comes off, then the verb's morphology gives the site's form
+    n = QueryNormalizer(vocabulary={"diumumkan": 3, "nilai": 5, "kapan": 4}, lexicon={})
+    assert n.normalize("nilai diumuminnya kapan").split()[1] == "diumumkan"
+
+
 def test_colloquial_forms_recover_half_the_lexicons_verb_entries():
     from retrieval.normalize import colloquial_forms
 
