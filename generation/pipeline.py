@@ -48,7 +48,7 @@ from generation.stages.evidence import EVIDENCE_COMPONENTS, EVIDENCE_WEIGHTS
 from generation.subjects import ask_back_text
 from generation.support import EvidenceSentence
 from generation.telemetry import TelemetryWriter
-from generation.text import split_questions
+from generation.text import names_subject, split_questions
 from generation.types import Answer, Reply, Trace
 from retrieval.types import Embedder
 
@@ -227,7 +227,7 @@ class AnswerPipeline:
                          confidence=0.0, iterations=0, stop_reason=StopReason.ASK_BACK,
                          choices=tuple(e.name for e in subject.ask))
         if len(subject.queries) > 1:
-            result = await self._answer_parts(subject.queries, [], trace, on_position)
+            result = await self._answer_parts(subject.queries, [], trace, on_position, labels=subject.labels)
         else:
             result = await self._answer(subject.queries[0], [], trace, on_position)
         if subject.note and not result.abstained:
@@ -240,16 +240,21 @@ class AnswerPipeline:
         history: list[Any],
         trace: Trace,
         on_position: Callable[[int], Awaitable[None]] | None,
+        *,
+        labels: Sequence[str] = (),
     ) -> Reply:
         """A message of several questions (generation.text.split_questions): each part answered in turn with the
         parts before it and their replies as history, so "pelatihnya siapa" follows "ada klub catur?" as a
-        follow-up would; then one reply (compose.combine_parts)."""
+        follow-up would; then one reply (compose.combine_parts). ``labels`` (one per part: what it is about) go
+        before an answer that does not name its subject ("Laboratorium X — Lokasi: …")."""
         from storage.models import Message
 
         done: list[tuple[str, Reply]] = []
         for k, part in enumerate(parts):
             trace.add("part", index=k + 1, of=len(parts), question=part)
             result = await self._answer(part, history[-self.config.history_window :], trace, on_position if k == 0 else None)
+            if k < len(labels) and not result.abstained and not names_subject(result.answer, labels[k]):
+                result = dataclasses.replace(result, answer=f"{labels[k]} — {result.answer}")
             done.append((part, result))
             history = [*history, Message(role="user", text=part), Message(role="assistant", text=result.answer)]
         return combine_parts(done)

@@ -31,7 +31,7 @@ from generation.text import strip_clitics
 from retrieval.analyzer import Analyzer
 
 __all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_roles", "ask_back_text",
-           "is_ask_back", "pick", "refer"]
+           "is_ask_back", "listed_items", "pick", "refer"]
 
 # WhatsApp shows at most three reply buttons; more candidates than this is a list to answer, not a choice to ask
 MAX_CHOICES = 3
@@ -263,6 +263,24 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
     if 2 <= len(fresh) <= MAX_CHOICES and len({e.sort for e in fresh}) == 1:
         return Reference("ask", tuple(fresh), attr, "several_alike")
     return Reference("none", tuple(partly or fresh), attr, "unknown_attribute")
+
+
+_COUNTED_LIST = re.compile(r"\(\d+\):\s*(.+)$")  # "Mata kuliah semester 7 (2): A; B." as the facts table writes it
+_CITATIONS = re.compile(r"\s*\[\d+\]")
+
+
+def listed_items(reply: str) -> list[str]:
+    """The items a reply of ours listed, in order: its "- item — …" lines, or the "; "-separated items after a
+    counted label ("… (2): IF-704 Deep Learning; IF-705 Forensik Digital."); [] when it lists nothing."""
+    text = _CITATIONS.sub("", reply).strip()
+    bullets = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
+    if len(bullets) >= 2:
+        return [re.split(r" — |: ", b, maxsplit=1)[0].strip() for b in bullets]
+    m = _COUNTED_LIST.search(text.splitlines()[0] if text else "")
+    if not m:
+        return []
+    items = [re.sub(r"\s*\([^()]*\)$", "", part.strip().rstrip(".")) for part in m.group(1).split("; ")]
+    return [i for i in items if i]
 
 
 def _given_as(entity: Entity, attribute: frozenset[str], reply: str, inventory: Inventory) -> bool:

@@ -67,6 +67,16 @@ def holds(whole: str, part: str) -> bool:
     return bool(part) and f" {part} " in f" {whole} "
 
 
+def names_subject(answer: str, subject: str) -> bool:
+    """``answer`` names ``subject``: at least half of the subject's words of three letters or more (a name without
+    its titles, an item without its code) occur in it."""
+    wanted = [w for w in normalize(subject).split() if w.isalpha() and len(w) > 2]
+    if not wanted:
+        return normalize(subject) in normalize(answer)
+    have = set(normalize(answer).split())
+    return 2 * sum(w in have for w in wanted) >= len(wanted)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (keeps internal hyphens, dots in numbers like 3.50)."""
     return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]

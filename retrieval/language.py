@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import re
 import unicodedata
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 __all__ = [
     "ACKNOWLEDGEMENTS",
     "ALL_OF_THEM",
+    "EACH_OF_THEM",
     "ANCHOR_STOPWORDS",
     "ANSWER_TYPE_WORDS",
     "ATTRIBUTE_WORDS",
@@ -370,6 +372,9 @@ ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | _words(
 # the index's analyzer gives them (generation.stages.subject). Grammar (Indonesian's closed class of totalising
 # quantifiers), not fitted.
 ALL_OF_THEM = _words("dua kedua semua seluruh")
+# "Each of them" ("masing-masing", chat "masing2"): a follow-up asked about every item the last reply listed
+# (generation.stages.subject). Grammar (the distributive quantifier), not fitted.
+EACH_OF_THEM = re.compile(r"\bmasing(?:-?masing|2)?\b", re.IGNORECASE)
 
 # Number words, in order (a tuple: CARDINALS[i] is i + 1, ORDINALS[i] is the (i + 1)-th). Grammar. Used by
 # generation.answer_type (a "berapa" answer may give its number in words), generation.support ("tujuh hari" meets

@@ -10,10 +10,19 @@ from typing import TYPE_CHECKING, Any
 from generation.config import StopReason
 from generation.refine import rewrite_followup
 from generation.stages.base import StageContext
-from generation.subjects import MAX_CHOICES, Entity, Inventory, is_ask_back, is_refusal, pick, refer
+from generation.subjects import (
+    MAX_CHOICES,
+    Entity,
+    Inventory,
+    is_ask_back,
+    is_refusal,
+    listed_items,
+    pick,
+    refer,
+)
 from generation.text import strip_clitics
 from generation.types import Reply, Source, Trace
-from retrieval.language import ALL_OF_THEM
+from retrieval.language import ALL_OF_THEM, EACH_OF_THEM
 
 if TYPE_CHECKING:
     from retrieval.search import SearchIndex
@@ -31,6 +40,7 @@ class Subject:
     asked: str = ""
     note: str = ""
     result: Reply | None = None  # settled already (the prodi's field from its contact page)
+    labels: tuple[str, ...] = ()  # per query, what it is about: shown before an answer that does not name it
 
 
 def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
@@ -64,6 +74,14 @@ def _last_answered(pairs: list[tuple[str, str]]) -> tuple[str, str]:
     return pairs[k]
 
 
+# at most this many items are asked about one by one ("masing-masing"); a longer list is no set of subjects
+MAX_EACH = 6
+
+
+def _without_each(question: str) -> str:
+    return " ".join(EACH_OF_THEM.sub(" ", question).split())
+
+
 def _about(question: str, entity: Entity) -> str:
     """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono?"."""
     return f"{question.strip().rstrip('?').strip()} {entity.plain}?"
@@ -93,13 +111,25 @@ class SubjectResolver:
             return str(index.normalize_query(text))
 
         asked, reply = pairs[-1]
+        each = bool(EACH_OF_THEM.search(question))
         if is_ask_back(reply):  # the student answers our ask-back: which one they chose
             offered, context = await self._offered(index, inventory, pairs, expanded, formal)
+            if each and offered:  # "… masing-masing?": the question, about every one offered
+                trace.add("subject", decision="each", items=[e.name for e in offered])
+                return Subject([_about(formal(_without_each(question)), e) for e in offered],
+                               labels=tuple(e.name for e in offered))
             chosen = pick(question, offered, context, inventory, expanded, both=ALL_OF_THEM) if offered else ()
             trace.add("subject", decision="pick", chosen=[e.name for e in chosen], offered=[e.name for e in offered])
             if not chosen:
                 return None
-            return Subject([_about(formal(asked), e) for e in chosen])
+            return Subject([_about(formal(asked), e) for e in chosen], labels=tuple(e.name for e in chosen))
+        if each and not is_refusal(reply):  # "dosen pengampunya masing2 siapa?": about every item listed
+            items = [e.plain for e in inventory.named_in(reply)]
+            items = items if len(items) >= 2 else listed_items(reply)
+            if 2 <= len(items) <= MAX_EACH:
+                trace.add("subject", decision="each", items=items)
+                bare = formal(_without_each(question)).strip().rstrip("?").strip()
+                return Subject([f"{bare} {item}?" for item in items], labels=tuple(items))
         if not rewrite_followup(question, history).about_subject:
             return None
         asked, reply = _last_answered(pairs)

@@ -10,7 +10,7 @@ import pytest
 from generation.entropy import dragin_confidence, entropy_from_logits, entropy_from_logprobs, mean_entropy
 from generation.guards import check_degenerate, is_template_leak
 from generation.prompts import build_prompt, is_instruction_like, neutralize, strip_injection
-from generation.text import anchors, is_negated, name_words, sentences
+from generation.text import anchors, is_negated, name_words, names_subject, sentences
 
 
 @pytest.mark.parametrize(
@@ -180,3 +180,10 @@ def test_info_is_a_filler_only_where_it_heads_the_request(question, kept):
     from generation.text import content_words
 
     assert content_words(question) == kept
+
+
+def test_an_answer_names_its_subject_by_most_of_its_words():
+    assert names_subject("Dosen pengampu Deep Learning: Budi Santoso.", "IF-704 Deep Learning")
+    assert names_subject("Email Budi Santoso, M.Kom.: budi@x.ac.id", "Dr. Budi Santoso, M.Kom.")
+    assert not names_subject("Lokasi: Gedung C Lt. 3, Ruang C.3.01.", "Laboratorium Jaringan Komputer")
+    assert names_subject("Kode IF-9 dibuka.", "IF-9") and not names_subject("Kode lain.", "IF-9")

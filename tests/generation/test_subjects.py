@@ -297,6 +297,30 @@ def test_a_list_question_about_a_tables_items_is_answered_with_the_table(pipelin
         pipeline.config = before
 
 
+def test_each_of_the_items_the_last_reply_listed_is_asked_about(pipeline):
+    """ "dosen pengampunya masing2 siapa?" after a reply listing two courses: the question is asked about each
+    course in turn; after an ask-back between three laboratories, "ruangannya masing2?" asks about all three."""
+    courses = "Mata kuliah semester 7, pilihan, masing-masing 3 SKS (2): IF-704 Deep Learning; IF-705 Forensik Digital."
+    each = asyncio.run(pipeline.answer("dosen pengampunya masing2 siapa?",
+                                       _history("matkul pilihan smt 7 apa aja kak", courses)))
+    assert not each.abstained, each.answer
+    assert "Deep Learning" in each.answer and "Forensik Digital" in each.answer, each.answer
+    step = next(s for s in each.trace.steps if s["step"] == "subject")
+    assert step["decision"] == "each" and len(step["items"]) == 2, step
+    listed = ("- Laboratorium Intelligent System — Lokasi: Gedung Sains dan Teknologi Lt. 3, Ruang B.3.04\n"
+              "- Laboratorium Jaringan Komputer dan Keamanan Siber — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
+              "Ruang B.3.06\n- Laboratorium Rekayasa Perangkat Lunak — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
+              "Ruang B.3.02 [1]")
+    history = _history("lab yg di lantai 3 apa aja min", listed)
+    asked = asyncio.run(pipeline.answer("jam bukanya?", history))
+    assert asked.stop_reason == StopReason.ASK_BACK, asked.answer
+    rooms = asyncio.run(pipeline.answer("ruangannya masing2?", history + _history("jam bukanya?", asked.answer)))
+    assert all(room in rooms.answer for room in ("B.3.04", "B.3.06", "B.3.02")), rooms.answer
+    # each answer says which laboratory it is about; the courses' answers named theirs already
+    assert rooms.answer.index("Laboratorium Intelligent System") < rooms.answer.index("B.3.04"), rooms.answer
+    assert "IF-704 Deep Learning —" not in each.answer
+
+
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
