@@ -22,9 +22,9 @@ __all__ = ["QuoteStage", "ReadStage", "RestOfListStage"]
 
 
 class RestOfListStage:
-    """ "ada lagi yang lain?" after a reply that named a row of a table (a scholarship, a community): the reply lists
-    the table's other rows (``quote.other_rows``) from the first chunk the reader would read that holds the table.
-    Any other turn goes on to the reader."""
+    """ "ada lagi yang lain?" after a reply that named an item of a list (a scholarship's row, a community's line):
+    the reply lists the list's other items (``quote.other_rows``) from the first chunk the reader would read that
+    holds it. Any other turn goes on to the reader."""
 
     name = "rest_of_list"
 
@@ -38,13 +38,8 @@ class RestOfListStage:
             rest = other_rows(str(hit.text), turn.exclude)
             if rest is None:
                 continue
-            shown = rest.rows[:MAX_LIST_LINES]
             turn.trace.add("rest_of_list", chunk_id=hit.chunk_id, named=list(rest.named), rows=len(rest.rows))
-            turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[hit.url])
-            turn.result = Reply(answer="\n".join(f"- {line}" for line in shown) + " [1]", abstained=False,
-                                sources=(Source(url=hit.url, title=hit.title or hit.url),), confidence=1.0,
-                                iterations=0, stop_reason=StopReason.FACTS_LOOKUP)
-            return StopReason.FACTS_LOOKUP
+            return _list_reply(turn, hit, rest.rows, confidence=1.0)
         return "no_table_names_them"
 
 
@@ -112,14 +107,18 @@ def _table_list(turn: Turn, hits: Sequence[Hit], passages: Sequence[str], spans:
         rows = table_listing(passage, asked, inventory.stems, span.start) if span is not None else None
         if not rows:
             continue
-        shown = rows[:MAX_LIST_LINES]
         turn.trace.add("table_list", chunk_id=hit.chunk_id, rows=len(rows))
-        turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[hit.url])
-        turn.result = Reply(answer="\n".join(f"- {line}" for line in shown) + " [1]", abstained=False,
-                            sources=(Source(url=hit.url, title=hit.title or hit.url),), confidence=round(p, 4),
-                            iterations=0, stop_reason=StopReason.FACTS_LOOKUP)
-        return StopReason.FACTS_LOOKUP
+        return _list_reply(turn, hit, rows, confidence=round(p, 4))
     return None
+
+
+def _list_reply(turn: Turn, hit: Hit, lines: Sequence[str], *, confidence: float) -> str:
+    """Settle the turn with a list the page gives (at most ``MAX_LIST_LINES`` lines), citing its chunk."""
+    turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[hit.url])
+    turn.result = Reply(answer="\n".join(f"- {line}" for line in lines[:MAX_LIST_LINES]) + " [1]", abstained=False,
+                        sources=(Source(url=hit.url, title=hit.title or hit.url),), confidence=confidence,
+                        iterations=0, stop_reason=StopReason.FACTS_LOOKUP)
+    return StopReason.FACTS_LOOKUP
 
 
 def _named_rows(index: object, question: str) -> list[Entity]:
