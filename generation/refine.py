@@ -263,8 +263,9 @@ def _topic(f: _Reading) -> list[str]:
             continue
         if k in replaced or _other_facet_value(w, f.own_words):
             continue  # "kalo yang semester 6?" drops the 5; "yg pilihan?" drops "wajib"
-        if new_attribute and (w in ATTRIBUTE_WORDS or w in prev_attributes) and w not in f.own_words:
-            continue  # a new attribute replaces the old one ("emailnya?" after "… ruangannya?")
+        if new_attribute and (w in ATTRIBUTE_WORDS or w in prev_attributes) and w not in f.own_words \
+                and not (k > 0 and _is_number(f.prev_words[k - 1])):
+            continue  # a new attribute replaces the old one ("emailnya?" after "… ruangannya?"); "3 SKS" is a value
         topic.append(f.numbers.get(w, w))
     return topic
 

@@ -112,6 +112,9 @@ def test_a_new_possessive_word_replaces_the_one_the_previous_follow_up_asked():
              ("sampulnya?", "Sampul laporan berwarna biru."))
     got = _words(r.query)
     assert {"laporan", "magang", "tinta"} <= got and not ({"sampul", "sampulnya"} & got), r.query
+    # a unit after a number is a value the previous question set ("yang 3 SKS"), not an attribute it asked
+    r = _ask("dosen pengampunya siapa?", ("matkul smt 4 yg 2 sks apa aja?", "Mata kuliah semester 4, 2 SKS (1): X."))
+    assert "sks" in _words(r.query), r.query
     # a "-nya" word the previous question already had is its subject, not a new attribute
     r = _ask("laporannya dikumpul kapan?", ("laporan magang dijilid pakai apa?", "Laporan dijilid lakban hitam."))
     assert {"laporan", "magang"} <= _words(r.query) or "laporannya" in _words(r.query), r.query
