@@ -21,19 +21,14 @@ import numpy as np
 
 from generation.guards import check_degenerate, is_template_leak
 from generation.support import check_support, text_stems
-from generation.text import normalize, sentences, words
+from generation.text import normalize, sentences, strip_citations, words
 
 __all__ = [
     "ANSWERABLE_OUTCOMES", "OUTCOMES", "UNANSWERABLE_OUTCOMES", "ItemResult", "contains_span", "outcome",
     "outcome_counts", "strip_citations", "summarize", "token_f1",
 ]
 
-_CITATION = re.compile(r"\s*\[\d+\]")
 _CODE = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
-
-
-def strip_citations(text: str) -> str:
-    return _CITATION.sub("", text).strip()
 
 
 def contains_span(answer: str, span: str) -> bool:

@@ -100,7 +100,7 @@ def column_rows(passage: str, start: int) -> list[str] | None:
         if column == key:
             out.append(row[0][1])
         elif column in values:
-            out.append(f"{row[0][1]} — {column}: {values[column]}")
+            out.append(_with_column(row, column))
     return out if len(out) >= 2 else None
 
 
@@ -146,7 +146,7 @@ def other_rows(passage: str, names: Sequence[str]) -> Rest | None:
             if i in named:
                 continue
             row = row_fields(lines[i])
-            shown.append(f"{row[0][1]} — {row[1][0]}: {row[1][1]}" if row else _clean(lines[i]))
+            shown.append(_with_column(row, row[1][0]) if row else _clean(lines[i]))
         return Rest(named=tuple(str(items[i]) for i in sorted(named)), rows=tuple(shown))
     return None
 
@@ -186,8 +186,14 @@ def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fr
     telling = {w for w in rest if 0 < sum(w in h for h in held) < len(rows)}
     if telling:
         rows = [row for row, h in zip(rows, held, strict=True) if h & telling]
-    return [f"{row[0][1]} — {column}: {dict(row[1:])[column]}" if column in dict(row[1:]) else row[0][1]
-            for row in rows]
+    return [_with_column(row, column) for row in rows]
+
+
+def _with_column(row: Sequence[tuple[str, str]], label: str) -> str:
+    """A table row as a list line: its name (first value) with the ``label`` column, "name — Label: value"; the
+    name alone when the row has no such column."""
+    value = dict(row[1:]).get(label)
+    return row[0][1] if value is None else f"{row[0][1]} — {label}: {value}"
 
 
 def _column_score(rows: Sequence[Sequence[tuple[str, str]]], label: str, asked: frozenset[str],

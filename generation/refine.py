@@ -102,6 +102,8 @@ def _last_reply(history: Sequence[object]) -> str:
     return ""
 
 
+# the words that ask for more of the same ("lain", "lagi"): with nothing else to resolve, the previous question again
+_MORE = frozenset({"lain", "lainnya", "lagi"})
 _ALTERNATIVE = re.compile(r"\b(?:ada lagi|ada yang lain|ada yg lain|yang lain|yg lain|lainnya|selain)\b", re.IGNORECASE)
 # a name as a reply gives one: an acronym ("MOCAP", "ETH0") or a person
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
@@ -133,9 +135,9 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     else:
         previous_resolved = previous
     prev_core = full_academic_years(previous_resolved.rstrip(" ?!."))
-    extra = [w for w in own if w not in {"lain", "lainnya", "saja", "lagi"}]
-    if not extra:  # "ada yang lain?": the previous question again; "udah itu aja" asks for nothing more
-        if not _ALTERNATIVE.search(question) and not set(words(question)) & {"lain", "lainnya", "lagi"}:
+    extra = [w for w in own if w not in _MORE and w != "saja"]
+    if not extra:  # "ada yang lain?": the previous question again; a message that asks for nothing more is no follow-up
+        if not _ALTERNATIVE.search(question) and not set(words(question)) & _MORE:
             return FollowUp(question, False, rule="nothing_to_resolve")
         return FollowUp(prev_core + "?", True, previous, rule="again")
     f = _Reading.of(question, own, extra, previous, previous_resolved, prev_core)

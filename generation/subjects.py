@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation.compose import ABSTAIN_MESSAGE
-from generation.text import strip_clitics
+from generation.text import strip_citations, strip_clitics
 from retrieval.analyzer import Analyzer
 
 __all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_roles", "ask_back_text",
@@ -266,13 +266,12 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
 
 
 _COUNTED_LIST = re.compile(r"\(\d+\):\s*(.+)$")  # "Mata kuliah semester 7 (2): A; B." as the facts table writes it
-_CITATIONS = re.compile(r"\s*\[\d+\]")
 
 
 def listed_items(reply: str) -> list[str]:
     """The items a reply of ours listed, in order: its "- item — …" lines, or the "; "-separated items after a
     counted label ("… (2): IF-704 Deep Learning; IF-705 Forensik Digital."); [] when it lists nothing."""
-    text = _CITATIONS.sub("", reply).strip()
+    text = strip_citations(reply)
     bullets = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
     if len(bullets) >= 2:
         return [re.split(r" — |: ", b, maxsplit=1)[0].strip() for b in bullets]

@@ -62,6 +62,14 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+_CITATION = re.compile(r"\s*\[\d+\]")
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without its citation markers ("… 6 SKS. [1]" → "… 6 SKS.")."""
+    return _CITATION.sub("", text).strip()
+
+
 def holds(whole: str, part: str) -> bool:
     """``part`` occurs in ``whole`` as whole words (both in :func:`normalize`'s form)."""
     return bool(part) and f" {part} " in f" {whole} "
