@@ -48,8 +48,8 @@ from generation.stages.evidence import EVIDENCE_COMPONENTS, EVIDENCE_WEIGHTS
 from generation.subjects import ask_back_text
 from generation.support import EvidenceSentence
 from generation.telemetry import TelemetryWriter
-from generation.text import names_subject, split_questions
-from generation.types import Answer, Reply, Trace
+from generation.text import names_subject, split_questions, strip_citations
+from generation.types import Answer, Reply, Source, Trace
 from retrieval.types import Embedder
 
 if TYPE_CHECKING:
@@ -221,6 +221,9 @@ class AnswerPipeline:
         if subject.result is not None:
             return subject.result
         if subject.ask:
+            same = await self._same_for_all(subject, trace)
+            if same is not None:
+                return same
             trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False,
                       choices=[e.name for e in subject.ask])
             return Reply(answer=ask_back_text(subject.asked, subject.ask), abstained=False, sources=(),
@@ -233,6 +236,35 @@ class AnswerPipeline:
         if subject.note and not result.abstained:
             result = dataclasses.replace(result, answer=f"{subject.note}\n{result.answer}")
         return result
+
+    async def _same_for_all(self, subject: Subject, trace: Trace) -> Reply | None:
+        """An ambiguous follow-up whose every reading gets the same answer ("jam layanannya?" after three
+        laboratories whose pages give the same hours) needs no ask-back: the answer once, naming every candidate and
+        citing each page. None when a reading is refused or the answers differ (the ask-back stands)."""
+        if len(subject.queries) != len(subject.ask):
+            return None
+        replies: list[Reply] = []
+        for entity, query in zip(subject.ask, subject.queries, strict=True):
+            trace.add("ask_back_probe", candidate=entity.name, question=query)
+            reply = await self._answer(query, [], trace, None)
+            if reply.abstained or reply.stop_reason == StopReason.ASK_BACK:
+                return None
+            replies.append(reply)
+        said = {" ".join(strip_citations(r.answer).split()) for r in replies}
+        if len(said) != 1:
+            trace.add("ask_back_probe", decision="differ")
+            return None
+        sources: list[Source] = []
+        for source in (s for r in replies for s in r.sources):
+            if source not in sources:
+                sources.append(source)
+        names = [e.name for e in subject.ask]
+        who = ", ".join(names[:-1]) + f" dan {names[-1]}"
+        marks = "".join(f"[{k}]" for k in range(1, len(sources) + 1))
+        trace.add("ask_back_probe", decision="same")
+        trace.add("final", stop_reason=replies[0].stop_reason, abstained=False, sources=[s.url for s in sources])
+        return dataclasses.replace(replies[0], answer=f"{who} — {said.pop()} {marks}", sources=tuple(sources),
+                                   confidence=min(float(r.confidence) for r in replies))
 
     async def _answer_parts(
         self,

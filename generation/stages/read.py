@@ -78,22 +78,39 @@ class ReadStage:
         if not ranked:
             return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
         p, _, k = max(ranked)
-        turn.read_hit, turn.read_passage, turn.read_span = hits[k], passages[k], spans[k]
-        turn.p_correct = p
         threshold = self.ctx.config.reader_threshold
         if threshold is None:
             threshold = reader.config.threshold
         answer = self.ctx.config.abstention == "off" or p >= threshold
+        listing = self.ctx.config.list_columns and is_list_question(turn.normalized)
+        if answer and listing:
+            k, p = _column_chunk(passages, spans, chosen, threshold, k, p)
+        turn.read_hit, turn.read_passage, turn.read_span = hits[k], passages[k], spans[k]
+        turn.p_correct = p
         turn.trace.add("reader_gate", p=round(p, 4), threshold=round(threshold, 4),
-                       decision="answer" if answer else "abstain")
+                       decision="answer" if answer else "abstain", chunk=k)
         if not answer:
-            if self.ctx.config.list_columns and is_list_question(turn.normalized) and turn.index is not None:
+            if listing and turn.index is not None:
                 # (not when the question names a row of a table: it asks about that one)
                 listed = None if rows else await self.ctx.run(_table_list, turn, hits, passages, spans, p)
                 if listed is not None:
                     return listed
             return Abstain(StopReason.ABSTAIN_UNSUPPORTED)
         return f"answer p={p:.2f}"
+
+
+def _column_chunk(passages: Sequence[str], spans: Sequence[Span | None], chosen: Sequence[float | None],
+                  threshold: float, k: int, p: float) -> tuple[int, float]:
+    """For a list question, the chunk whose span is a table column (``quote.column_rows``: the list's answer is
+    that column, row by row) when the chosen span is not one: the first in reading order whose own probability
+    reaches the gate's threshold. Otherwise the chosen chunk (``k``, ``p``)."""
+    span = spans[k]
+    if span is not None and column_rows(passages[k], span.start):
+        return k, p
+    for j, (passage, sp, pc) in enumerate(zip(passages, spans, chosen, strict=True)):
+        if j != k and sp is not None and pc is not None and pc >= threshold and column_rows(passage, sp.start):
+            return j, pc
+    return k, p
 
 
 def _table_list(turn: Turn, hits: Sequence[Hit], passages: Sequence[str], spans: Sequence[Span | None],

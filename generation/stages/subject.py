@@ -35,7 +35,7 @@ class Subject:
     """A follow-up resolved to its subject: the standalone question(s) to answer, or the entities to ask back
     between (``ask``, with the follow-up ``asked``); ``note`` goes before the answer (the prodi instead)."""
 
-    queries: list[str]
+    queries: list[str]  # with ``ask``: the question about each candidate, in the same order
     ask: tuple[Entity, ...] = ()
     asked: str = ""
     note: str = ""
@@ -138,8 +138,8 @@ class SubjectResolver:
                   entities=[e.name for e in ref.entities])
         if ref.kind == "carry":
             return Subject([_about(formal(question), ref.entities[0])])
-        if ref.kind == "ask":
-            return Subject([], ask=ref.entities, asked=question)
+        if ref.kind == "ask":  # each candidate's question too: when all get the same answer there is nothing to ask
+            return Subject([_about(formal(question), e) for e in ref.entities], ask=ref.entities, asked=question)
         if ref.kind == "prodi":
             names = ", ".join(e.name for e in ref.entities[:MAX_CHOICES])
             note = f"Informasi itu tidak tercantum untuk {names}. Untuk program studi:"

@@ -297,6 +297,24 @@ def test_a_list_question_about_a_tables_items_is_answered_with_the_table(pipelin
         pipeline.config = before
 
 
+def test_a_list_question_about_a_column_prefers_the_table_over_one_page(pipeline):
+    """ "kepala labnya siapa saja?": the reader finds a head both on one laboratory's own page and in the
+    laboratory table; a list question is answered with the table's column (each laboratory with its head), not with
+    the one page's sentence."""
+    import dataclasses
+
+    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
+    before, pipeline.config = pipeline.config, reader_config
+    try:
+        heads = asyncio.run(pipeline.answer("kepala labnya siapa saja?"))
+        assert not heads.abstained, heads.answer
+        for name in ("Rina Kartikasari", "Dewi Anggraini Putri", "Ahmad Fauzan Habibi", "Nur Aisyah Ramadhani"):
+            assert name in heads.answer, heads.answer
+        assert heads.sources[0].url.rstrip("/").endswith("/laboratorium"), heads.sources
+    finally:
+        pipeline.config = before
+
+
 def test_each_of_the_items_the_last_reply_listed_is_asked_about(pipeline):
     """ "dosen pengampunya masing2 siapa?" after a reply listing two courses: the question is asked about each
     course in turn; after an ask-back between three laboratories, "ruangannya masing2?" asks about all three."""
@@ -312,13 +330,40 @@ def test_each_of_the_items_the_last_reply_listed_is_asked_about(pipeline):
               "Ruang B.3.06\n- Laboratorium Rekayasa Perangkat Lunak — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
               "Ruang B.3.02 [1]")
     history = _history("lab yg di lantai 3 apa aja min", listed)
-    asked = asyncio.run(pipeline.answer("jam bukanya?", history))
+    asked = asyncio.run(pipeline.answer("kepala labnya siapa?", history))
     assert asked.stop_reason == StopReason.ASK_BACK, asked.answer
-    rooms = asyncio.run(pipeline.answer("ruangannya masing2?", history + _history("jam bukanya?", asked.answer)))
+    rooms = asyncio.run(pipeline.answer("ruangannya masing2?", history + _history("kepala labnya siapa?", asked.answer)))
     assert all(room in rooms.answer for room in ("B.3.04", "B.3.06", "B.3.02")), rooms.answer
     # each answer says which laboratory it is about; the courses' answers named theirs already
     assert rooms.answer.index("Laboratorium Intelligent System") < rooms.answer.index("B.3.04"), rooms.answer
     assert "IF-704 Deep Learning —" not in each.answer
+
+
+LAB_FLOOR_3 = ("- Laboratorium Intelligent System — Lokasi: Gedung Sains dan Teknologi Lt. 3, Ruang B.3.04\n"
+               "- Laboratorium Jaringan Komputer dan Keamanan Siber — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
+               "Ruang B.3.06\n- Laboratorium Rekayasa Perangkat Lunak — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
+               "Ruang B.3.02 [1]")
+
+
+def test_an_attribute_every_candidate_shares_is_answered_instead_of_asked_back(pipeline):
+    """After three laboratories were listed, "jam layanannya kapan?" could mean any of them, but all three pages give
+    the same hours: the reply gives them once for all three (each page cited), not an ask-back. Their heads differ,
+    so "siapa kepala labnya?" still asks back between the three."""
+    import dataclasses
+
+    history = _history("lab di lt 3 ada apa aja", LAB_FLOOR_3)
+    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
+    try:
+        hours = asyncio.run(pipeline.answer("jam layanannya kapan?", history))
+        heads = asyncio.run(pipeline.answer("siapa kepala labnya?", history))
+    finally:
+        pipeline.config = before
+    assert hours.stop_reason != StopReason.ASK_BACK and not hours.abstained, hours.answer
+    assert "08.00–16.00" in hours.answer and hours.answer.count("08.00–16.00") == 1, hours.answer
+    for lab in ("Intelligent System", "Jaringan Komputer dan Keamanan Siber", "Rekayasa Perangkat Lunak"):
+        assert lab in hours.answer, hours.answer
+    assert len(hours.sources) == 3, hours.sources
+    assert heads.stop_reason == StopReason.ASK_BACK and len(heads.choices) == 3, heads.answer
 
 
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
