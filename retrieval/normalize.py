@@ -44,6 +44,8 @@ answer trace.
 
 from __future__ import annotations
 
+import bisect
+
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -90,7 +92,7 @@ FiredRule = dict[str, str]
 # out, a filler dropped.
 RULES = ("colloquial", "elongation_colloquial", "clitic_colloquial", "clitic_morphology", "colloquial_anchor", "glossary",
          "glossary_expansion", "alias", "name", "elongation", "loanword", "clitic", "morphology", "morphology_anchor",
-         "typo", "academic_year", "filler")
+         "typo", "clipping", "academic_year", "filler")
 _Add = Callable[[int, str, str, str], None]  # add(token index, phrase, rule, the words it expands)
 
 
@@ -339,6 +341,7 @@ class QueryNormalizer:
                              default=0)
         # the site's words with an apostrophe or a hyphen, as students type them without ("jumat" → "jum'at")
         self._unmarked = _unmarked_spellings(self.vocabulary, self.known)
+        self._sorted_terms = sorted(self.vocabulary)  # for clipped words (``_unclipped``)
 
     # --- vocabulary ----------------------------------------------------------------------------------------------
     def known(self, word: str) -> bool:
@@ -558,7 +561,28 @@ class QueryNormalizer:
             fixed = _single_slip(one, self.vocabulary)
             if fixed:
                 return fixed, "typo"
+        # 6. a clipped word: the one site word it starts ("admin" → "administrasi")
+        if self.typo_correction and len(one) >= 4 and one.isalpha() and not is_dictionary_word(one):
+            fixed = self._unclipped(one)
+            if fixed:
+                return fixed, "clipping"
         return (one, "elongation") if one != word else (None, "")
+
+    def _unclipped(self, word: str) -> str | None:
+        """The one alphabetic site word that starts with ``word`` and is at least three letters longer, or None
+        (no such word, or two)."""
+        terms = self._sorted_terms
+        at = bisect.bisect_left(terms, word)
+        found: str | None = None
+        while at < len(terms) and terms[at].startswith(word):
+            term = terms[at]
+            at += 1
+            if len(term) < len(word) + 3 or not term.isalpha():
+                continue
+            if found is not None:
+                return None
+            found = term
+        return found
 
     def __call__(self, text: str) -> str:
         return self.normalize(text)

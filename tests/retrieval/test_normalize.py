@@ -335,3 +335,16 @@ def test_a_dictionary_word_is_never_a_typing_slip(vocabulary):
     assert is_dictionary_word("kuota") and not is_dictionary_word("pendaftarn")
     assert n.normalize("kuota jalur mandiri") == "kuota jalur mandiri"
     assert n.normalize("pendaftarn jalur mandiri") == "pendaftaran jalur mandiri"
+
+
+def test_a_clipped_word_is_the_one_site_word_it_starts(vocabulary):
+    """Students clip long words ("admin" for "administrasi", "yudis" for "yudisium"): a word the site does not use
+    and no dictionary knows, of four letters or more, is the site's word it starts when exactly one site word starts
+    with it. A clipping two site words share, a dictionary word and a short stub stay as typed."""
+    site = dict(vocabulary) | {"administrasi": 7, "yudisium": 5, "informatika": 9, "informasi": 4}
+    n = QueryNormalizer(vocabulary=site)
+    assert n.normalize("admin prodi siapa") == "administrasi prodi program studi siapa"
+    assert n.normalize_with_rules("yudis kapan")[1][0] == {"rule": "clipping", "from": "yudis", "to": "yudisium"}
+    assert n.normalize("infor prodi") == "infor prodi program studi"  # informatika or informasi: left alone
+    assert n.normalize("adm prodi") == "adm prodi program studi"  # three letters: too short to tell
+    assert QueryNormalizer(vocabulary=vocabulary).normalize("admin") == "admin"  # no site word starts with it
