@@ -48,7 +48,7 @@ from generation.stages.evidence import EVIDENCE_COMPONENTS, EVIDENCE_WEIGHTS
 from generation.subjects import ask_back_text
 from generation.support import EvidenceSentence
 from generation.telemetry import TelemetryWriter
-from generation.text import names_subject, split_questions, strip_citations
+from generation.text import attach_clitics, names_subject, split_questions, strip_citations
 from generation.types import Answer, Reply, Source, Trace
 from retrieval.types import Embedder
 
@@ -158,6 +158,7 @@ class AnswerPipeline:
     ) -> Answer:
         started = time.perf_counter()
         trace = Trace(trace_id=uuid.uuid4().hex[:16], query=question)
+        question = attach_clitics(question)
         try:
             window = list(history)[-self.config.history_window :]
             subject = await self.subjects.resolve(question, window, trace) if self.config.follow_subjects else None

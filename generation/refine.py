@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypedDict
 
-from generation.text import anchors, split_aside, strip_clitics, words
+from generation.text import anchors, attach_clitics, split_aside, strip_clitics, words
 from retrieval.aliases import HONORIFICS
 from retrieval.language import (
     ATTRIBUTE_WORDS,
@@ -152,6 +152,8 @@ def _previous_turn(question: str, msgs: list[object]) -> tuple[str, str, list[ob
         role, text = getattr(msgs[i], "role", ""), str(getattr(msgs[i], "text", "")).strip()
         if role == "assistant" and not previous and not reply:
             reply = text
+        if role == "user":  # its "-nya" joined as the pipeline joins the current question's
+            text = attach_clitics(text)
         if role == "user" and text and text != question.strip():
             previous, earlier = split_aside(text)[0], msgs[:i]  # the earlier question without its aside
             break

@@ -31,6 +31,7 @@ from retrieval.language import (
 )
 
 __all__ = [
+    "attach_clitics",
     "strip_clitics",
     "anchors",
     "content_words",
@@ -201,6 +202,16 @@ def sentences(text: str) -> list[str]:
         if buf:
             out.append(" ".join(buf.split()))
     return [s for s in out if len(s) >= 3]
+
+
+# "ujian nya": a "-nya" typed apart from the word (letters only) before it
+_DETACHED_NYA = re.compile(r"(?<![\w-])([^\W\d_]{2,}) +(nya)\b", re.IGNORECASE)
+
+
+def attach_clitics(text: str) -> str:
+    """A possessive "-nya" typed apart joined to its word ("jadwal ujian nya?" → "jadwal ujiannya?"), so that a
+    follow-up reads as one however it was typed."""
+    return _DETACHED_NYA.sub(r"\1\2", text)
 
 
 def strip_clitics(text: str) -> str:

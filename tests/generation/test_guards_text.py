@@ -187,3 +187,18 @@ def test_an_answer_names_its_subject_by_most_of_its_words():
     assert names_subject("Email Budi Santoso, M.Kom.: budi@x.ac.id", "Dr. Budi Santoso, M.Kom.")
     assert not names_subject("Lokasi: Gedung C Lt. 3, Ruang C.3.01.", "Laboratorium Jaringan Komputer")
     assert names_subject("Kode IF-9 dibuka.", "IF-9") and not names_subject("Kode lain.", "IF-9")
+
+
+@pytest.mark.parametrize(("typed", "joined"), [
+    ("jadwal ujian nya kapan?", "jadwal ujiannya kapan?"),
+    ("ruang dosen nya dmn", "ruang dosennya dmn"),
+    ("hp nya brp", "hpnya brp"),
+    ("nya apa?", "nya apa?"),  # nothing before it to belong to
+    ("tahun 2024 nya", "tahun 2024 nya"),  # a number takes no clitic
+    ("kapan ujiannya?", "kapan ujiannya?"),
+])
+def test_a_detached_nya_is_the_clitic_of_the_word_before_it(typed, joined):
+    """Students often type the clitic apart ("ujian nya"): it is the word's "-nya" for everything that reads it."""
+    from generation.text import attach_clitics
+
+    assert attach_clitics(typed) == joined

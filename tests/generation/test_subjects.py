@@ -339,6 +339,28 @@ def test_each_of_the_items_the_last_reply_listed_is_asked_about(pipeline):
     assert "IF-704 Deep Learning —" not in each.answer
 
 
+def test_a_follow_up_with_its_nya_typed_apart_is_a_follow_up(pipeline):
+    """ "batas sks nya berapa" after a question about filling in the KRS is read as "batas sksnya berapa" is: a
+    follow-up about the KRS (the same rewrite, the same reply), not a question that stands alone."""
+    import dataclasses
+
+    history = _history("cara isi krs bagaimana?",
+                       "Kartu Rencana Studi (KRS) diisi setiap awal semester melalui SIAKAD UIN Malang. [1]")
+    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
+    try:
+        apart = asyncio.run(pipeline.answer("batas sks nya berapa", history))
+        joined = asyncio.run(pipeline.answer("batas sksnya berapa", history))
+    finally:
+        pipeline.config = before
+
+    def rewrite(reply):
+        step = next(s for s in reply.trace.steps if s["step"] == "rewrite")
+        return step["followup"], step["followup_rule"], step["query"]
+
+    assert rewrite(apart) == rewrite(joined) and rewrite(joined)[0], (rewrite(apart), rewrite(joined))
+    assert not apart.abstained and "24 SKS" in apart.answer and apart.answer == joined.answer, apart.answer
+
+
 LAB_FLOOR_3 = ("- Laboratorium Intelligent System — Lokasi: Gedung Sains dan Teknologi Lt. 3, Ruang B.3.04\n"
                "- Laboratorium Jaringan Komputer dan Keamanan Siber — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
                "Ruang B.3.06\n- Laboratorium Rekayasa Perangkat Lunak — Lokasi: Gedung Sains dan Teknologi Lt. 3, "
