@@ -21,7 +21,7 @@ from retrieval.language import (
     colloquial_spellings,
 )
 
-__all__ = ["expected_type", "expected_unit", "is_list_question", "type_ok", "unit_ok"]
+__all__ = ["expected_type", "expected_unit", "is_list_question", "one_answer_form", "type_ok", "unit_ok"]
 
 # a number in words: the cardinals, the words that build larger numbers, the fractions and the first five ordinals
 _NUMBER_WORDS = [*CARDINALS, *NUMBER_MAGNITUDES, *FRACTIONS, *ORDINALS[:5]]
@@ -105,6 +105,12 @@ def type_ok(kind: str | None, text: str) -> bool:
         # a title, a name, or an agent phrase ("dimainkan oleh seorang dalang")
         return _names_someone(text)
     return True
+
+
+def one_answer_form(question: str) -> str:
+    """The question with its plural question word made singular ("siapa saja" → "siapa"): what it asks about one
+    item of a list."""
+    return " ".join(_LIST.sub(lambda m: m.group(1) or "", question).split())
 
 
 def is_list_question(question: str) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from generation.answer_type import is_list_question, one_answer_form
 from generation.config import StopReason
 from generation.refine import rewrite_followup
 from generation.stages.base import StageContext
@@ -123,14 +124,18 @@ class SubjectResolver:
             if not chosen:
                 return None
             return Subject([_about(formal(asked), e) for e in chosen], labels=tuple(e.name for e in chosen))
-        if each and not is_refusal(reply):  # "dosen pengampunya masing2 siapa?": about every item listed
+        about = rewrite_followup(question, history).about_subject
+        # "dosen pengampunya masing2 siapa?", or a plural question about them ("kepala labnya siapa aja?"): about
+        # every item the last reply listed, each asked in its singular form
+        plural = about and is_list_question(formal(question))
+        if (each or plural) and not is_refusal(reply):
             items = [e.plain for e in inventory.named_in(reply)]
             items = items if len(items) >= 2 else listed_items(reply)
             if 2 <= len(items) <= MAX_EACH:
-                trace.add("subject", decision="each", items=items)
-                bare = formal(_without_each(question)).strip().rstrip("?").strip()
+                trace.add("subject", decision="each", items=items, plural=bool(plural and not each))
+                bare = one_answer_form(formal(_without_each(question))).strip().rstrip("?").strip()
                 return Subject([f"{bare} {item}?" for item in items], labels=tuple(items))
-        if not rewrite_followup(question, history).about_subject:
+        if not about:
             return None
         asked, reply = _last_answered(pairs)
         ref = refer(question, asked, reply, inventory, formal, expanded)

@@ -388,6 +388,26 @@ def test_an_attribute_every_candidate_shares_is_answered_instead_of_asked_back(p
     assert heads.stop_reason == StopReason.ASK_BACK and len(heads.choices) == 3, heads.answer
 
 
+def test_a_plural_follow_up_after_a_list_asks_about_each_item_listed(pipeline):
+    """ "kepala labnya siapa aja?" after three laboratories were listed: the heads of those three, each labelled with
+    its laboratory, and not the heads of the laboratories the list left out."""
+    import dataclasses
+
+    history = _history("lab di lt 3 ada apa aja", LAB_FLOOR_3)
+    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
+    try:
+        heads = asyncio.run(pipeline.answer("kepala labnya siapa aja?", history))
+    finally:
+        pipeline.config = before
+    assert not heads.abstained, heads.answer
+    for head in ("Rina Kartikasari", "Bagus Setiawan Nugroho", "Lailatul Munawwaroh"):
+        assert head in heads.answer, heads.answer
+    for other in ("Dewi Anggraini Putri", "Nur Aisyah Ramadhani", "Ahmad Fauzan Habibi"):
+        assert other not in heads.answer, heads.answer
+    step = next(s for s in heads.trace.steps if s["step"] == "subject")
+    assert step["decision"] == "each" and len(step["items"]) == 3, step
+
+
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
