@@ -92,7 +92,7 @@ FiredRule = dict[str, str]
 # out, a filler dropped.
 RULES = ("colloquial", "elongation_colloquial", "clitic_colloquial", "clitic_morphology", "colloquial_anchor", "glossary",
          "glossary_expansion", "alias", "name", "elongation", "loanword", "clitic", "morphology", "morphology_anchor",
-         "typo", "clipping", "academic_year", "filler")
+         "typo", "clitic_typo", "lookalike", "clipping", "academic_year", "filler")
 _Add = Callable[[int, str, str, str], None]  # add(token index, phrase, rule, the words it expands)
 
 
@@ -234,6 +234,10 @@ def _render(text: str, toks: list[_Tok], added: dict[int, list[str]]) -> str:
     out = re.sub(r"^[\s,;:.!]+", "", out)
     out = re.sub(r"[,;:]\s*([?!.])", r"\1", out).strip()
     return out or text
+
+
+# the digits a letter looks like, in names typed with the letter ("etho" for "ETH0")
+_LOOKALIKE = {"o": "0", "l": "1", "i": "1"}
 
 
 def _single_slip(word: str, vocabulary: Mapping[str, int]) -> str | None:
@@ -552,6 +556,11 @@ class QueryNormalizer:
             for form in colloquial_forms(base):
                 if self.known(form):
                     return form, "clitic_morphology"
+            # … on a typing slip ("emialnya" → "emial" → "email")
+            if self.typo_correction and len(base) >= 5 and not is_dictionary_word(base):
+                fixed = _single_slip(base, self.vocabulary)
+                if fixed:
+                    return fixed, "clitic_typo"
         # 4. colloquial verb morphology ("ngajar" → "mengajar", "ngepalain" → "kepala", "diumumin" → "diumumkan")
         for form in colloquial_forms(one):
             if self.known(form):
@@ -561,12 +570,24 @@ class QueryNormalizer:
             fixed = _single_slip(one, self.vocabulary)
             if fixed:
                 return fixed, "typo"
+        # 5b. a letter typed for the digit it looks like in a site's name ("etho" → "eth0")
+        if self.typo_correction and len(one) >= 3:
+            fixed = self._lookalike(one)
+            if fixed:
+                return fixed, "lookalike"
         # 6. a clipped word: the one site word it starts ("admin" → "administrasi")
         if self.typo_correction and len(one) >= 4 and one.isalpha() and not is_dictionary_word(one):
             fixed = self._unclipped(one)
             if fixed:
                 return fixed, "clipping"
         return (one, "elongation") if one != word else (None, "")
+
+    def _lookalike(self, word: str) -> str | None:
+        """The one site word that ``word`` is with one letter read as the digit it looks like (o → 0, l/i → 1), or
+        None (no such word, or two)."""
+        found = {word[:k] + digit + word[k + 1 :] for k, ch in enumerate(word) for digit in _LOOKALIKE.get(ch, "")}
+        known = [w for w in found if w in self.vocabulary]
+        return known[0] if len(known) == 1 else None
 
     def _unclipped(self, word: str) -> str | None:
         """The one alphabetic site word that starts with ``word`` and is at least three letters longer, or None

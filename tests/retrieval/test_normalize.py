@@ -348,3 +348,20 @@ def test_a_clipped_word_is_the_one_site_word_it_starts(vocabulary):
     assert n.normalize("infor prodi") == "infor prodi program studi"  # informatika or informasi: left alone
     assert n.normalize("adm prodi") == "adm prodi program studi"  # three letters: too short to tell
     assert QueryNormalizer(vocabulary=vocabulary).normalize("admin") == "admin"  # no site word starts with it
+
+
+def test_a_letter_typed_for_the_digit_it_looks_like_is_the_site_s_name(vocabulary):
+    """Names with a digit ("B1ON", "L0OP") are typed with the letter that looks like it: an unknown word that is a
+    site word once an "o" reads as "0" (or an "l"/"i" as "1") is that word, when exactly one site word is."""
+    site = dict(vocabulary) | {"r0bo": 3, "n1te": 2}
+    n = QueryNormalizer(vocabulary=site)
+    assert n.normalize_with_rules("pembina robo siapa")[1][0] == {"rule": "lookalike", "from": "robo", "to": "r0bo"}
+    assert n.normalize("jadwal nlte") == "jadwal n1te"
+    assert QueryNormalizer(vocabulary=vocabulary).normalize("pembina robo") == "pembina robo"
+
+
+def test_a_typing_slip_under_a_clitic_is_repaired(vocabulary):
+    """ "emialnya": the clitic comes off and the base's slip is repaired, as "emial" alone would be."""
+    n = QueryNormalizer(vocabulary=dict(vocabulary) | {"email": 5})
+    assert n.normalize("emial apa", expand=False) == "email apa"
+    assert n.normalize("emialnya apa", expand=False) == "email apa"
