@@ -3,6 +3,7 @@ ask-back between two or three, or the study program itself; and the student's pi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,9 +22,9 @@ from generation.subjects import (
     pick,
     refer,
 )
-from generation.text import strip_clitics
+from generation.text import strip_citations, strip_clitics
 from generation.types import Reply, Source, Trace
-from retrieval.language import ALL_OF_THEM, EACH_OF_THEM
+from retrieval.language import ALL_OF_THEM, COORDINATORS, EACH_OF_THEM, WHICH_ONE
 
 if TYPE_CHECKING:
     from retrieval.search import SearchIndex
@@ -83,6 +84,29 @@ def _without_each(question: str) -> str:
     return " ".join(EACH_OF_THEM.sub(" ", question).split())
 
 
+def _joined(question: str, inventory: Inventory) -> tuple[str, list[Entity]] | None:
+    """The question without its subjects, and the subjects, when it names two to ``MAX_EACH`` of the site's entities
+    one after another with nothing but coordinators between them ("GDSC sama MOCAP", "A, B dan C"); else None."""
+    entities = inventory.named_in(question)
+    if not 2 <= len(entities) <= MAX_EACH:
+        return None
+    low = question.lower()
+    found: list[tuple[int, int, Entity]] = []
+    for e in entities:
+        spots = [(m.start(), m.end()) for f in sorted(e.forms, key=len, reverse=True)
+                 for m in [re.search(rf"(?<!\w){re.escape(f.lower())}(?!\w)", low)] if m]
+        if not spots:
+            return None
+        found.append((*spots[0], e))
+    found.sort(key=lambda x: x[0])
+    for (_, end, _), (start, _, _) in zip(found, found[1:], strict=False):
+        between = low[end:start].replace(",", " ").replace("&", " dan ").split()
+        if start < end or not between and low[end:start].strip() != "," or any(w not in COORDINATORS for w in between):
+            return None
+    rest = " ".join(f"{question[: found[0][0]]} {question[found[-1][1] :]}".split())
+    return rest, [e for _, _, e in found]
+
+
 def _about(question: str, entity: Entity) -> str:
     """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono?"."""
     return f"{question.strip().rstrip('?').strip()} {entity.plain}?"
@@ -101,8 +125,6 @@ class SubjectResolver:
         if index is None or not callable(getattr(index, "normalize_query", None)):
             return None
         pairs = _exchanges(history)
-        if not pairs:
-            return None
         inventory = await self.ctx.run(Inventory.of, index)
 
         def formal(text: str) -> str:
@@ -110,6 +132,16 @@ class SubjectResolver:
 
         def expanded(text: str) -> str:
             return str(index.normalize_query(text))
+
+        # "pembina GDSC sama MOCAP siapa?": two subjects joined in one question, each asked about (with or without
+        # a conversation before it)
+        joined = _joined(formal(question), inventory)
+        if joined is not None:
+            rest, entities = joined
+            trace.add("subject", decision="each", items=[e.name for e in entities], joined=True)
+            return Subject([_about(rest, e) for e in entities], labels=tuple(e.name for e in entities))
+        if not pairs:
+            return None
 
         asked, reply = pairs[-1]
         each = bool(EACH_OF_THEM.search(question))
@@ -124,6 +156,10 @@ class SubjectResolver:
             if not chosen:
                 return None
             return Subject([_about(formal(asked), e) for e in chosen], labels=tuple(e.name for e in chosen))
+        if WHICH_ONE.search(question) and not is_refusal(reply) and not is_ask_back(reply):
+            chosen = self._which(question, reply, inventory, expanded, trace)
+            if chosen is not None:
+                return chosen
         about = rewrite_followup(question, history).about_subject
         # "dosen pengampunya masing2 siapa?", or a plural question about them ("kepala labnya siapa aja?"): about
         # every item the last reply listed, each asked in its singular form
@@ -158,6 +194,28 @@ class SubjectResolver:
                                                 iterations=0, stop_reason=StopReason.STOP_CONFIDENT))
             return Subject([f"{formal(question).rstrip(' ?')} program studi?"], note=note)
         return None
+
+    @staticmethod
+    def _which(question: str, reply: str, inventory: Inventory, expanded: Callable[[str], str],
+               trace: Trace) -> Subject | None:
+        """ "yang buat praktikum jaringan yang mana?" after a reply that listed several items: the one item whose
+        line shares the question's words (``subjects.pick``, as a typed reply to an ask-back), answered with that
+        line and its own page; None when the reply listed fewer than two or no one item matches."""
+        listed = inventory.named_in(reply)
+        if len(listed) < 2:
+            return None
+        chosen = pick(WHICH_ONE.sub(" ", question), listed, reply, inventory, expanded)
+        if len(chosen) != 1:
+            return None
+        entity = chosen[0]
+        line = next((ln for ln in reply.splitlines() if any(f.lower() in ln.lower() for f in entity.forms)),
+                    entity.name)
+        text = strip_citations(line).strip().lstrip("-").strip() or entity.name
+        trace.add("subject", decision="which", chosen=entity.name, offered=[e.name for e in listed])
+        trace.add("final", stop_reason=StopReason.STOP_CONFIDENT, abstained=False, sources=[entity.url])
+        return Subject([], result=Reply(answer=f"{text} [1]", abstained=False,
+                                        sources=(Source(url=entity.url, title=entity.name),), confidence=1.0,
+                                        iterations=0, stop_reason=StopReason.STOP_CONFIDENT))
 
     async def _offered(self, index: SearchIndex, inventory: Inventory, pairs: list[tuple[str, str]],
                        expanded: Callable[[str], str], formal: Callable[[str], str]) -> tuple[tuple[Entity, ...], str]:
