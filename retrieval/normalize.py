@@ -45,7 +45,6 @@ answer trace.
 from __future__ import annotations
 
 import bisect
-
 import re
 import unicodedata
 from collections.abc import Callable, Mapping

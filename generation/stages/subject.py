@@ -157,9 +157,9 @@ class SubjectResolver:
                 return None
             return Subject([_about(formal(asked), e) for e in chosen], labels=tuple(e.name for e in chosen))
         if WHICH_ONE.search(question) and not is_refusal(reply) and not is_ask_back(reply):
-            chosen = self._which(question, reply, inventory, expanded, trace)
-            if chosen is not None:
-                return chosen
+            which = self._which(question, reply, inventory, expanded, trace)
+            if which is not None:
+                return which
         about = rewrite_followup(question, history).about_subject
         # "dosen pengampunya masing2 siapa?", or a plural question about them ("kepala labnya siapa aja?"): about
         # every item the last reply listed, each asked in its singular form
