@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from generation.compose import list_item, list_start
 from generation.text import holds, normalize, sentences
 
-__all__ = ["Quote", "Rest", "column_rows", "list_lines", "other_rows", "quote_span", "row_fields", "table_listing"]
+__all__ = ["Quote", "Rest", "column_rows", "item_listing", "list_lines", "other_rows", "quote_span", "row_fields",
+           "table_listing"]
 
 # a table row as the extractor writes it: "Label: value; Label: value" (sync_jobs/html_blocks.py)
 _FIELD_SEP = "; "
@@ -187,6 +188,49 @@ def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fr
     if telling:
         rows = [row for row, h in zip(rows, held, strict=True) if h & telling]
     return [_with_column(row, column) for row in rows]
+
+
+def item_listing(passage: str, asked: frozenset[str], stems: Callable[[str], frozenset[str]],
+                 at: int) -> list[str] | None:
+    """For a list question whose reader span (at ``at``) is the name of an item in a run of at least three item
+    lines ("Name: description", or table rows among them: ``_item_name``), and whose words (``asked``) hold a word
+    that at least half the names share ("komunitas apa aja …?" over "Komunitas X: …" lines): the run's lines as the
+    page gives them, only those holding a word of the question that some lines hold and others not ("… yang belajar
+    flutter"). None otherwise: the span's line is a table row (``table_listing`` decides), or the question names one
+    item by a word of its name only that item holds."""
+    lines = passage.split("\n")
+    start, k = 0, None
+    for i, line in enumerate(lines):
+        if start <= at < start + len(line) + 1:
+            k = i
+            break
+        start += len(line) + 1
+    if k is None:
+        return None
+    if row_fields(lines[k].strip()):
+        return None  # a table row: ``table_listing`` decides for tables
+    name = _item_name(lines[k].strip())
+    offset = lines[k].find(name) if name else -1
+    if name is None or offset < 0 or not (start + offset <= at < start + offset + len(name)):
+        return None  # the span is in an item's description: that line answers, not the list
+    first, last = k, k
+    while first > 0 and _item_name(lines[first - 1].strip()):
+        first -= 1
+    while last + 1 < len(lines) and _item_name(lines[last + 1].strip()):
+        last += 1
+    run = [line.strip() for line in lines[first : last + 1]]
+    if len(run) < 3:
+        return None
+    names = [stems(_item_name(line) or "") for line in run]
+    shared = {w for w in frozenset().union(*names) if 2 * sum(w in n for n in names) >= len(names)}
+    if not shared & asked:
+        return None
+    rest = asked - shared
+    if any(sum(w in n for n in names) == 1 for w in rest):
+        return None  # a word only one item's name holds: the question is about that item
+    held = [stems(line) & rest for line in run]
+    telling = {w for w in rest if 0 < sum(w in h for h in held) < len(run)}
+    return [line for line, h in zip(run, held, strict=True) if h & telling] if telling else run
 
 
 def _with_column(row: Sequence[tuple[str, str]], label: str) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from generation.answer_type import is_list_question
 from generation.config import MAX_LIST_LINES, StopReason
 from generation.guards import is_template_leak
-from generation.quote import column_rows, list_lines, other_rows, quote_span, table_listing
+from generation.quote import column_rows, item_listing, list_lines, other_rows, quote_span, table_listing
 from generation.stages.base import Abstain, StageContext, Turn
 from generation.subjects import Entity, Inventory
 from generation.types import Reply, Source
@@ -116,12 +116,14 @@ def _column_chunk(passages: Sequence[str], spans: Sequence[Span | None], chosen:
 def _table_list(turn: Turn, hits: Sequence[Hit], passages: Sequence[str], spans: Sequence[Span | None],
                 p: float) -> str | None:
     """A list question whose answer is no one span ("lab apa aja?"): the first chunk read where the reader's span is
-    an item's name in a table whose first column the question names lists the rows (``quote.table_listing``);
-    None when none is."""
+    an item's name in a table whose first column the question names lists the rows (``quote.table_listing``), or
+    an item's name in a run of "Name: description" lines whose names the question names lists those lines
+    (``quote.item_listing``); None when none is."""
     inventory = Inventory.of(turn.index)
     asked = inventory.stems(turn.query or turn.normalized)
     for hit, passage, span in zip(hits, passages, spans, strict=True):
-        rows = table_listing(passage, asked, inventory.stems, span.start) if span is not None else None
+        rows = None if span is None else (table_listing(passage, asked, inventory.stems, span.start)
+                                          or item_listing(passage, asked, inventory.stems, span.start))
         if not rows:
             continue
         turn.trace.add("table_list", chunk_id=hit.chunk_id, rows=len(rows))

@@ -118,3 +118,48 @@ def test_a_list_question_gets_the_page_list_around_the_span():
     assert list_lines(LIST_PAGE, LIST_PAGE.index("GDSC"), max_lines=2, max_chars=600) == [
         "Mahasiswa dapat bergabung dengan komunitas berikut:", "Komunitas ETH0: belajar jaringan komputer dan keamanan."]
     assert list_lines(LIST_PAGE, LIST_PAGE.index("setiap awal"), max_lines=12, max_chars=600) is None  # the last
+
+
+CLUBS = (
+    "Mahasiswa dapat bergabung dengan komunitas minat dan bakat.\n"
+    "Komunitas Catur Cepat: catur, strategi, dan turnamen daring\n"
+    "Komunitas Lensa: fotografi dan videografi\n"
+    "Klub Robotik (KR): robotika, mikrokontroler, dan sensor\n"
+    "Komunitas Bit: robotika lomba dan pemrograman mikrokontroler\n"
+)
+
+
+def test_a_list_question_over_name_lines_keeps_the_lines_holding_its_word():
+    """ "komunitas apa aja yg belajar mikrokontroler?" with the reader's span on an item's name in a run of
+    "Name: description" lines: the lines that hold the question's telling word, as the page gives them."""
+    from generation.quote import item_listing
+    from retrieval.analyzer import Analyzer
+
+    analyzer = Analyzer()
+
+    def stems(text):
+        return frozenset(analyzer(text))
+
+    at = CLUBS.index("Lensa")
+    lines = item_listing(CLUBS, stems("komunitas apa saja yang belajar mikrokontroler"), stems, at)
+    assert lines == ["Klub Robotik (KR): robotika, mikrokontroler, dan sensor",
+                     "Komunitas Bit: robotika lomba dan pemrograman mikrokontroler"]
+    # the span in a description, not a name: the line itself answers, no list
+    assert item_listing(CLUBS, stems("komunitas apa saja yang belajar mikrokontroler"), stems,
+                        CLUBS.index("fotografi")) is None
+    # a question that does not ask for the list's items (no word the names share)
+    assert item_listing(CLUBS, stems("siapa yang belajar mikrokontroler"), stems, at) is None
+
+
+def test_a_list_question_about_one_named_item_gets_no_list_of_name_lines():
+    """ "komunitas lensa ada kegiatan apa aja?" names one item by a word only its name holds: it asks about that
+    item, so the lines are not listed."""
+    from generation.quote import item_listing
+    from retrieval.analyzer import Analyzer
+
+    analyzer = Analyzer()
+
+    def stems(text):
+        return frozenset(analyzer(text))
+
+    assert item_listing(CLUBS, stems("komunitas lensa ada kegiatan apa saja"), stems, CLUBS.index("Lensa")) is None

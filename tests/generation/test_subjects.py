@@ -315,6 +315,23 @@ def test_a_list_question_about_a_column_prefers_the_table_over_one_page(pipeline
         pipeline.config = before
 
 
+def test_a_list_question_over_name_lines_lists_the_lines_that_hold_its_word(pipeline):
+    """The community page gives one "Name: focus" line per community; "komunitas apa aja yg pakai firebase" (no one
+    span: the gate refuses) is answered with the line that mentions Firebase, as the page gives it, not with a
+    refusal and not with the communities that do not."""
+    import dataclasses
+
+    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
+    try:
+        clubs = asyncio.run(pipeline.answer("komunitas apa aja yg pakai firebase"))
+    finally:
+        pipeline.config = before
+    assert not clubs.abstained, clubs.answer
+    assert "Google Developer Student Club" in clubs.answer and "Firebase" in clubs.answer, clubs.answer
+    assert "Fun Java" not in clubs.answer and "WEBOENDER" not in clubs.answer, clubs.answer
+    assert clubs.sources[0].url.rstrip("/").endswith("/organization-and-community"), clubs.sources
+
+
 def test_each_of_the_items_the_last_reply_listed_is_asked_about(pipeline):
     """ "dosen pengampunya masing2 siapa?" after a reply listing two courses: the question is asked about each
     course in turn; after an ask-back between three laboratories, "ruangannya masing2?" asks about all three."""
