@@ -84,6 +84,11 @@ def _without_each(question: str) -> str:
     return " ".join(EACH_OF_THEM.sub(" ", question).split())
 
 
+def _may_join(question: str) -> bool:
+    """Whether ``question`` has a coordinator, "&" or a comma: it may join two subjects (``_joined``)."""
+    return "&" in question or "," in question or bool(COORDINATORS & {w.lower() for w in re.findall(r"\w+", question)})
+
+
 def _joined(question: str, inventory: Inventory) -> tuple[str, list[Entity]] | None:
     """The question without its subjects, and the subjects, when it names two to ``MAX_EACH`` of the site's entities
     one after another with nothing but coordinators between them ("GDSC sama MOCAP", "A, B dan C"); else None."""
@@ -125,6 +130,8 @@ class SubjectResolver:
         if index is None or not callable(getattr(index, "normalize_query", None)):
             return None
         pairs = _exchanges(history)
+        if not pairs and not _may_join(question):
+            return None  # a first message naming no two things: nothing to resolve (and no inventory to build)
         inventory = await self.ctx.run(Inventory.of, index)
 
         def formal(text: str) -> str:
