@@ -59,6 +59,16 @@ def pipeline(site_settings, manager):
     pool.close()
 
 
+@pytest.fixture
+def reader(pipeline):
+    """The sample-site pipeline with the reader answering, for one test."""
+    import dataclasses
+
+    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
+    yield pipeline
+    pipeline.config = before
+
+
 def _formal(index):
     return lambda text: index.normalize_query(text, expand=False)
 
@@ -228,104 +238,70 @@ def test_a_refused_follow_up_in_between_leaves_the_subject_where_it_was(pipeline
     assert refer_steps and all(s.get("why") == "no_answer_before" for s in refer_steps), refer_steps
 
 
-def test_the_reader_answers_from_the_row_of_the_scholarship_the_student_chose(pipeline):
+def test_the_reader_answers_from_the_row_of_the_scholarship_the_student_chose(reader):
     """After the ask-back between two scholarships, "yg djarum" asks about Beasiswa Djarum Plus: the question now
     names that row of the scholarship table, so the reader reads only that row of the page, not the row of the
     other scholarship above it (which it preferred when the whole page was open to it)."""
-    import dataclasses
-
     from generation.config import StopReason as Stop
 
-    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
-    before, pipeline.config = pipeline.config, reader_config
-    try:
-        listed = asyncio.run(pipeline.answer("beasiswa yg syaratnya ipk minimal 3 apa aja?"))
-        history = _history("beasiswa yg syaratnya ipk minimal 3 apa aja?", listed.answer)
-        asked = asyncio.run(pipeline.answer("pendaftarannya kapan?", history))
-        assert asked.stop_reason == Stop.ASK_BACK and "Beasiswa Djarum Plus" in asked.choices
-        chosen = asyncio.run(pipeline.answer("yg djarum", history + _history("pendaftarannya kapan?", asked.answer)))
-        read = next(s for s in chosen.trace.steps if s["step"] == "read")
-        assert read["rows"] == ["Beasiswa Djarum Plus"], read
-        assert not chosen.abstained and "April" in chosen.answer and "Bank Indonesia" not in chosen.answer, chosen.answer
-    finally:
-        pipeline.config = before
+    listed = asyncio.run(reader.answer("beasiswa yg syaratnya ipk minimal 3 apa aja?"))
+    history = _history("beasiswa yg syaratnya ipk minimal 3 apa aja?", listed.answer)
+    asked = asyncio.run(reader.answer("pendaftarannya kapan?", history))
+    assert asked.stop_reason == Stop.ASK_BACK and "Beasiswa Djarum Plus" in asked.choices
+    chosen = asyncio.run(reader.answer("yg djarum", history + _history("pendaftarannya kapan?", asked.answer)))
+    read = next(s for s in chosen.trace.steps if s["step"] == "read")
+    assert read["rows"] == ["Beasiswa Djarum Plus"], read
+    assert not chosen.abstained and "April" in chosen.answer and "Bank Indonesia" not in chosen.answer, chosen.answer
 
 
-def test_asking_for_more_after_one_row_of_a_table_lists_the_tables_other_rows(pipeline):
+def test_asking_for_more_after_one_row_of_a_table_lists_the_tables_other_rows(reader):
     """ "ada lagi ga beasiwa yg lain?" after the reply about KIP Kuliah: the scholarship table holds that row, so the
     reply lists the table's other scholarships (cited), not a refusal and not KIP Kuliah again. A follow-up that
     names nothing of a table still goes to the reader."""
-    import dataclasses
-
-    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
-    before, pipeline.config = pipeline.config, reader_config
-    try:
-        history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY)
-        more = asyncio.run(pipeline.answer("ada lagi ga beasiwa yg lain?", history))
-        assert not more.abstained, more.answer
-        for name in ("Beasiswa Bank Indonesia", "Beasiswa Prestasi Rektor", "Beasiswa Djarum Plus"):
-            assert name in more.answer, more.answer
-        assert "KIP Kuliah" not in more.answer and more.sources[0].url.endswith("/scholarship/")
-        step = next(s for s in more.trace.steps if s["step"] == "rest_of_list")
-        assert step["named"] == ["KIP Kuliah"] and step["rows"] == 4
-        other = asyncio.run(pipeline.answer("ada lagi?", _history("kapan uts ganjil?", "UTS ganjil: 20–31 Oktober [1]")))
-        assert not any(s["step"] == "rest_of_list" for s in other.trace.steps)
-    finally:
-        pipeline.config = before
+    history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY)
+    more = asyncio.run(reader.answer("ada lagi ga beasiwa yg lain?", history))
+    assert not more.abstained, more.answer
+    for name in ("Beasiswa Bank Indonesia", "Beasiswa Prestasi Rektor", "Beasiswa Djarum Plus"):
+        assert name in more.answer, more.answer
+    assert "KIP Kuliah" not in more.answer and more.sources[0].url.endswith("/scholarship/")
+    step = next(s for s in more.trace.steps if s["step"] == "rest_of_list")
+    assert step["named"] == ["KIP Kuliah"] and step["rows"] == 4
+    other = asyncio.run(reader.answer("ada lagi?", _history("kapan uts ganjil?", "UTS ganjil: 20–31 Oktober [1]")))
+    assert not any(s["step"] == "rest_of_list" for s in other.trace.steps)
 
 
-def test_a_list_question_about_a_tables_items_is_answered_with_the_table(pipeline):
+def test_a_list_question_about_a_tables_items_is_answered_with_the_table(reader):
     """ "lab apa aja?" where the reader finds no one span: the laboratory table the search found lists them, each
     with the column the question points at ("lantai 3" → the location); a list question no table answers is still
     refused."""
-    import dataclasses
-
-    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
-    before, pipeline.config = pipeline.config, reader_config
-    try:
-        labs = asyncio.run(pipeline.answer("lab apa aja yg ada di TI?"))
-        assert not labs.abstained, labs.answer
-        for name in ("Intelligent System", "Multimedia dan Game", "Teaching Laboratory", "Data Science"):
-            assert name in labs.answer, labs.answer
-        assert labs.sources[0].url.rstrip("/").endswith("/laboratorium")
-        assert any(s["step"] == "table_list" for s in labs.trace.steps)
-        floor = asyncio.run(pipeline.answer("lab yg di lantai 3 apa aja min"))
-        assert "Lokasi: Gedung Sains dan Teknologi Lt. 3" in floor.answer and "Lt. 2" not in floor.answer, floor.answer
-        refused = asyncio.run(pipeline.answer("jadwal kuliah kelas TI-A smt 3 hari apa aja"))
-        assert refused.abstained, refused.answer
-    finally:
-        pipeline.config = before
+    labs = asyncio.run(reader.answer("lab apa aja yg ada di TI?"))
+    assert not labs.abstained, labs.answer
+    for name in ("Intelligent System", "Multimedia dan Game", "Teaching Laboratory", "Data Science"):
+        assert name in labs.answer, labs.answer
+    assert labs.sources[0].url.rstrip("/").endswith("/laboratorium")
+    assert any(s["step"] == "table_list" for s in labs.trace.steps)
+    floor = asyncio.run(reader.answer("lab yg di lantai 3 apa aja min"))
+    assert "Lokasi: Gedung Sains dan Teknologi Lt. 3" in floor.answer and "Lt. 2" not in floor.answer, floor.answer
+    refused = asyncio.run(reader.answer("jadwal kuliah kelas TI-A smt 3 hari apa aja"))
+    assert refused.abstained, refused.answer
 
 
-def test_a_list_question_about_a_column_prefers_the_table_over_one_page(pipeline):
+def test_a_list_question_about_a_column_prefers_the_table_over_one_page(reader):
     """ "kepala labnya siapa saja?": the reader finds a head both on one laboratory's own page and in the
     laboratory table; a list question is answered with the table's column (each laboratory with its head), not with
     the one page's sentence."""
-    import dataclasses
-
-    reader_config = dataclasses.replace(pipeline.config, answerer="reader")
-    before, pipeline.config = pipeline.config, reader_config
-    try:
-        heads = asyncio.run(pipeline.answer("kepala labnya siapa saja?"))
-        assert not heads.abstained, heads.answer
-        for name in ("Rina Kartikasari", "Dewi Anggraini Putri", "Ahmad Fauzan Habibi", "Nur Aisyah Ramadhani"):
-            assert name in heads.answer, heads.answer
-        assert heads.sources[0].url.rstrip("/").endswith("/laboratorium"), heads.sources
-    finally:
-        pipeline.config = before
+    heads = asyncio.run(reader.answer("kepala labnya siapa saja?"))
+    assert not heads.abstained, heads.answer
+    for name in ("Rina Kartikasari", "Dewi Anggraini Putri", "Ahmad Fauzan Habibi", "Nur Aisyah Ramadhani"):
+        assert name in heads.answer, heads.answer
+    assert heads.sources[0].url.rstrip("/").endswith("/laboratorium"), heads.sources
 
 
-def test_a_list_question_over_name_lines_lists_the_lines_that_hold_its_word(pipeline):
+def test_a_list_question_over_name_lines_lists_the_lines_that_hold_its_word(reader):
     """The community page gives one "Name: focus" line per community; "komunitas apa aja yg pakai firebase" (no one
     span: the gate refuses) is answered with the line that mentions Firebase, as the page gives it, not with a
     refusal and not with the communities that do not."""
-    import dataclasses
-
-    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
-    try:
-        clubs = asyncio.run(pipeline.answer("komunitas apa aja yg pakai firebase"))
-    finally:
-        pipeline.config = before
+    clubs = asyncio.run(reader.answer("komunitas apa aja yg pakai firebase"))
     assert not clubs.abstained, clubs.answer
     assert "Google Developer Student Club" in clubs.answer and "Firebase" in clubs.answer, clubs.answer
     assert "Fun Java" not in clubs.answer and "WEBOENDER" not in clubs.answer, clubs.answer
@@ -356,19 +332,13 @@ def test_each_of_the_items_the_last_reply_listed_is_asked_about(pipeline):
     assert "IF-704 Deep Learning —" not in each.answer
 
 
-def test_a_follow_up_with_its_nya_typed_apart_is_a_follow_up(pipeline):
+def test_a_follow_up_with_its_nya_typed_apart_is_a_follow_up(reader):
     """ "batas sks nya berapa" after a question about filling in the KRS is read as "batas sksnya berapa" is: a
     follow-up about the KRS (the same rewrite, the same reply), not a question that stands alone."""
-    import dataclasses
-
     history = _history("cara isi krs bagaimana?",
                        "Kartu Rencana Studi (KRS) diisi setiap awal semester melalui SIAKAD UIN Malang. [1]")
-    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
-    try:
-        apart = asyncio.run(pipeline.answer("batas sks nya berapa", history))
-        joined = asyncio.run(pipeline.answer("batas sksnya berapa", history))
-    finally:
-        pipeline.config = before
+    apart = asyncio.run(reader.answer("batas sks nya berapa", history))
+    joined = asyncio.run(reader.answer("batas sksnya berapa", history))
 
     def rewrite(reply):
         step = next(s for s in reply.trace.steps if s["step"] == "rewrite")
@@ -384,19 +354,13 @@ LAB_FLOOR_3 = ("- Laboratorium Intelligent System — Lokasi: Gedung Sains dan T
                "Ruang B.3.02 [1]")
 
 
-def test_an_attribute_every_candidate_shares_is_answered_instead_of_asked_back(pipeline):
+def test_an_attribute_every_candidate_shares_is_answered_instead_of_asked_back(reader):
     """After three laboratories were listed, "jam layanannya kapan?" could mean any of them, but all three pages give
     the same hours: the reply gives them once for all three (each page cited), not an ask-back. Their heads differ,
     so "siapa kepala labnya?" still asks back between the three."""
-    import dataclasses
-
     history = _history("lab di lt 3 ada apa aja", LAB_FLOOR_3)
-    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
-    try:
-        hours = asyncio.run(pipeline.answer("jam layanannya kapan?", history))
-        heads = asyncio.run(pipeline.answer("siapa kepala labnya?", history))
-    finally:
-        pipeline.config = before
+    hours = asyncio.run(reader.answer("jam layanannya kapan?", history))
+    heads = asyncio.run(reader.answer("siapa kepala labnya?", history))
     assert hours.stop_reason != StopReason.ASK_BACK and not hours.abstained, hours.answer
     assert "08.00–16.00" in hours.answer and hours.answer.count("08.00–16.00") == 1, hours.answer
     for lab in ("Intelligent System", "Jaringan Komputer dan Keamanan Siber", "Rekayasa Perangkat Lunak"):
@@ -405,17 +369,11 @@ def test_an_attribute_every_candidate_shares_is_answered_instead_of_asked_back(p
     assert heads.stop_reason == StopReason.ASK_BACK and len(heads.choices) == 3, heads.answer
 
 
-def test_a_plural_follow_up_after_a_list_asks_about_each_item_listed(pipeline):
+def test_a_plural_follow_up_after_a_list_asks_about_each_item_listed(reader):
     """ "kepala labnya siapa aja?" after three laboratories were listed: the heads of those three, each labelled with
     its laboratory, and not the heads of the laboratories the list left out."""
-    import dataclasses
-
     history = _history("lab di lt 3 ada apa aja", LAB_FLOOR_3)
-    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
-    try:
-        heads = asyncio.run(pipeline.answer("kepala labnya siapa aja?", history))
-    finally:
-        pipeline.config = before
+    heads = asyncio.run(reader.answer("kepala labnya siapa aja?", history))
     assert not heads.abstained, heads.answer
     for head in ("Rina Kartikasari", "Bagus Setiawan Nugroho", "Lailatul Munawwaroh"):
         assert head in heads.answer, heads.answer
@@ -425,16 +383,10 @@ def test_a_plural_follow_up_after_a_list_asks_about_each_item_listed(pipeline):
     assert step["decision"] == "each" and len(step["items"]) == 3, step
 
 
-def test_a_question_about_two_subjects_joined_by_sama_is_asked_about_each(pipeline):
+def test_a_question_about_two_subjects_joined_by_sama_is_asked_about_each(reader):
     """ "jadwal kumpul gdsc sama mocap kapan?" names two communities: each one's schedule, labelled, not one of them
     (the reader reads one span)."""
-    import dataclasses
-
-    before, pipeline.config = pipeline.config, dataclasses.replace(pipeline.config, answerer="reader")
-    try:
-        both = asyncio.run(pipeline.answer("jadwal kumpul gdsc sama mocap kapan?"))
-    finally:
-        pipeline.config = before
+    both = asyncio.run(reader.answer("jadwal kumpul gdsc sama mocap kapan?"))
     assert not both.abstained, both.answer
     assert "Sabtu" in both.answer and "Jumat" in both.answer, both.answer
     step = next(s for s in both.trace.steps if s["step"] == "subject")
