@@ -239,7 +239,7 @@ class AnswerPipeline:
         return result
 
     async def _same_for_all(self, subject: Subject, trace: Trace) -> Reply | None:
-        """An ambiguous follow-up whose every reading gets the same answer ("jam layanannya?" after three
+        """An ambiguous follow-up whose every reading gets the same answer ("jam pelayanannya?" after three
         laboratories whose pages give the same hours) needs no ask-back: the answer once, naming every candidate and
         citing each page. None when a reading is refused or the answers differ (the ask-back stands)."""
         if len(subject.queries) != len(subject.ask):

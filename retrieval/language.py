@@ -30,7 +30,6 @@ __all__ = [
     "ALL_OF_THEM",
     "COORDINATORS",
     "EACH_OF_THEM",
-    "WHICH_ONE",
     "ANCHOR_STOPWORDS",
     "ANSWER_TYPE_WORDS",
     "ATTRIBUTE_WORDS",
@@ -374,12 +373,9 @@ ATTRIBUTE_WORDS = ANSWER_TYPE_WORDS | _words(
 # the index's analyzer gives them (generation.stages.subject). Grammar (Indonesian's closed class of totalising
 # quantifiers), not fitted.
 ALL_OF_THEM = _words("dua kedua semua seluruh")
-# The words that join two subjects of one question ("pembina GDSC sama MOCAP", "X dan Y"), with their chat
+# The words that join two subjects of one question ("pembina klub A sama klub B", "X dan Y"), with their chat
 # spellings (generation.stages.subject asks the question about each). Grammar (coordinating conjunctions), not fitted.
 COORDINATORS = _words("dan serta atau sama ama sm")
-# "Which one" ("yang mana", chat "yg mana"): a follow-up that picks one of the items the last reply listed
-# (generation.stages.subject). Grammar (the relative "yang" with the interrogative "mana"), not fitted.
-WHICH_ONE = re.compile(r"\b(?:yang|yg)\s+mana\b", re.IGNORECASE)
 # "Each of them" ("masing-masing", chat "masing2"): a follow-up asked about every item the last reply listed
 # (generation.stages.subject). Grammar (the distributive quantifier), not fitted.
 EACH_OF_THEM = re.compile(r"\bmasing(?:-?masing|2)?\b", re.IGNORECASE)

@@ -235,7 +235,7 @@ def _render(text: str, toks: list[_Tok], added: dict[int, list[str]]) -> str:
     return out or text
 
 
-# the digits a letter looks like, in names typed with the letter ("etho" for "ETH0")
+# the digits a letter looks like, in names typed with the letter ("robo" for "R0BO")
 _LOOKALIKE = {"o": "0", "l": "1", "i": "1"}
 
 
@@ -555,7 +555,7 @@ class QueryNormalizer:
             for form in colloquial_forms(base):
                 if self.known(form):
                     return form, "clitic_morphology"
-            # … on a typing slip ("emialnya" → "emial" → "email")
+            # … on a typing slip ("jadwlnya" → "jadwl" → "jadwal")
             if self.typo_correction and len(base) >= 5 and not is_dictionary_word(base):
                 fixed = _single_slip(base, self.vocabulary)
                 if fixed:
@@ -569,12 +569,12 @@ class QueryNormalizer:
             fixed = _single_slip(one, self.vocabulary)
             if fixed:
                 return fixed, "typo"
-        # 5b. a letter typed for the digit it looks like in a site's name ("etho" → "eth0")
+        # 5b. a letter typed for the digit it looks like in a site's name ("robo" → "r0bo")
         if self.typo_correction and len(one) >= 3:
             fixed = self._lookalike(one)
             if fixed:
                 return fixed, "lookalike"
-        # 6. a clipped word: the one site word it starts ("admin" → "administrasi")
+        # 6. a clipped word: the one site word it starts ("yudis" → "yudisium")
         if self.typo_correction and len(one) >= 4 and one.isalpha() and not is_dictionary_word(one):
             fixed = self._unclipped(one)
             if fixed:

@@ -22,9 +22,9 @@ from generation.subjects import (
     pick,
     refer,
 )
-from generation.text import strip_citations, strip_clitics
+from generation.text import strip_clitics
 from generation.types import Reply, Source, Trace
-from retrieval.language import ALL_OF_THEM, COORDINATORS, EACH_OF_THEM, WHICH_ONE
+from retrieval.language import ALL_OF_THEM, COORDINATORS, EACH_OF_THEM
 
 if TYPE_CHECKING:
     from retrieval.search import SearchIndex
@@ -91,7 +91,7 @@ def _may_join(question: str) -> bool:
 
 def _joined(question: str, inventory: Inventory) -> tuple[str, list[Entity]] | None:
     """The question without its subjects, and the subjects, when it names two to ``MAX_EACH`` of the site's entities
-    one after another with nothing but coordinators between them ("GDSC sama MOCAP", "A, B dan C"); else None."""
+    one after another with nothing but coordinators between them ("klub A sama klub B", "A, B dan C"); else None."""
     entities = inventory.named_in(question)
     if not 2 <= len(entities) <= MAX_EACH:
         return None
@@ -140,7 +140,7 @@ class SubjectResolver:
         def expanded(text: str) -> str:
             return str(index.normalize_query(text))
 
-        # "pembina GDSC sama MOCAP siapa?": two subjects joined in one question, each asked about (with or without
+        # "pembina klub A sama klub B siapa?": two subjects joined in one question, each asked about (with or without
         # a conversation before it)
         joined = _joined(formal(question), inventory)
         if joined is not None:
@@ -163,13 +163,9 @@ class SubjectResolver:
             if not chosen:
                 return None
             return Subject([_about(formal(asked), e) for e in chosen], labels=tuple(e.name for e in chosen))
-        if WHICH_ONE.search(question) and not is_refusal(reply) and not is_ask_back(reply):
-            which = self._which(question, reply, inventory, expanded, trace)
-            if which is not None:
-                return which
         about = rewrite_followup(question, history).about_subject
-        # "dosen pengampunya masing2 siapa?", or a plural question about them ("kepala labnya siapa aja?"): about
-        # every item the last reply listed, each asked in its singular form
+        # "ruangannya masing-masing di mana?", or a plural question about them ("penanggung jawabnya siapa saja?"):
+        # about every item the last reply listed, each asked in its singular form
         plural = about and is_list_question(formal(question))
         if (each or plural) and not is_refusal(reply):
             items = [e.plain for e in inventory.named_in(reply)]
@@ -201,28 +197,6 @@ class SubjectResolver:
                                                 iterations=0, stop_reason=StopReason.STOP_CONFIDENT))
             return Subject([f"{formal(question).rstrip(' ?')} program studi?"], note=note)
         return None
-
-    @staticmethod
-    def _which(question: str, reply: str, inventory: Inventory, expanded: Callable[[str], str],
-               trace: Trace) -> Subject | None:
-        """ "yang buat praktikum jaringan yang mana?" after a reply that listed several items: the one item whose
-        line shares the question's words (``subjects.pick``, as a typed reply to an ask-back), answered with that
-        line and its own page; None when the reply listed fewer than two or no one item matches."""
-        listed = inventory.named_in(reply)
-        if len(listed) < 2:
-            return None
-        chosen = pick(WHICH_ONE.sub(" ", question), listed, reply, inventory, expanded)
-        if len(chosen) != 1:
-            return None
-        entity = chosen[0]
-        line = next((ln for ln in reply.splitlines() if any(f.lower() in ln.lower() for f in entity.forms)),
-                    entity.name)
-        text = strip_citations(line).strip().lstrip("-").strip() or entity.name
-        trace.add("subject", decision="which", chosen=entity.name, offered=[e.name for e in listed])
-        trace.add("final", stop_reason=StopReason.STOP_CONFIDENT, abstained=False, sources=[entity.url])
-        return Subject([], result=Reply(answer=f"{text} [1]", abstained=False,
-                                        sources=(Source(url=entity.url, title=entity.name),), confidence=1.0,
-                                        iterations=0, stop_reason=StopReason.STOP_CONFIDENT))
 
     async def _offered(self, index: SearchIndex, inventory: Inventory, pairs: list[tuple[str, str]],
                        expanded: Callable[[str], str], formal: Callable[[str], str]) -> tuple[tuple[Entity, ...], str]:

@@ -393,22 +393,6 @@ def test_a_question_about_two_subjects_joined_by_sama_is_asked_about_each(reader
     assert step["decision"] == "each" and len(step["items"]) == 2, step
 
 
-def test_which_one_of_a_listed_few_is_the_item_whose_line_matches(pipeline):
-    """ "yang ngurus jaringan yang mana ya?" after three laboratories were listed: the one whose line holds the
-    question's word, with its line and its own page cited. A "which" that matches no line, or two alike, goes on as
-    before (no guess)."""
-    history = _history("lab di lt 3 ada apa aja", LAB_FLOOR_3)
-    which = asyncio.run(pipeline.answer("yang ngurus jaringan yang mana ya?", history))
-    assert not which.abstained and which.stop_reason != StopReason.ASK_BACK, which.answer
-    assert which.answer.startswith("Laboratorium Jaringan Komputer dan Keamanan Siber"), which.answer
-    assert "Intelligent System" not in which.answer and "Rekayasa" not in which.answer, which.answer
-    assert which.sources and which.sources[0].url.rstrip("/").endswith("/network-security-lab"), which.sources
-    step = next(s for s in which.trace.steps if s["step"] == "subject")
-    assert step["decision"] == "which", step
-    other = asyncio.run(pipeline.answer("yang paling baru yang mana?", history))
-    assert not any(s["step"] == "subject" and s.get("decision") == "which" for s in other.trace.steps)
-
-
 def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     history = _history("siapa dosen pembina MOCAP?", "Dosen pembina: Lailatul Munawwaroh, M.Kom. [1]")
     reply = asyncio.run(pipeline.answer("emailnya apa ya", history))
