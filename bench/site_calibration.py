@@ -82,7 +82,7 @@ def markdown(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mappin
         + (", and the index's own fusion constants" if fit.get("fusion") else "")
         + (f" (retrieval fusion: {fit['fusion_message']})" if fit.get("fusion_message") else "")
         + f". Regenerate with `python -m bench.site_calibration` ({seconds:.0f} s).", "",
-        machine_line, "",
+        machine_line.rstrip(), "",
         "| set | shipped: correct / wrong / abstained | shipped: refused | site's own: correct / wrong / abstained "
         "| site's own: refused |",
         "|---|---|---|---|---|",
