@@ -122,16 +122,7 @@ def other_rows(passage: str, names: Sequence[str]) -> Rest | None:
         return None
     lines = [line.strip() for line in passage.splitlines()]
     items = [_item_name(line) for line in lines]
-    k = 0
-    while k < len(lines):
-        if items[k] is None:
-            k += 1
-            continue
-        end = k
-        while end + 1 < len(lines) and items[end + 1] is not None:
-            end += 1
-        run = range(k, end + 1)
-        k = end + 1
+    for run in _item_runs(items):
         if len(run) < 2:
             continue
         keys = {i: normalize(str(items[i])) for i in run}
@@ -150,6 +141,22 @@ def other_rows(passage: str, names: Sequence[str]) -> Rest | None:
             shown.append(_with_column(row, row[1][0]) if row else _clean(lines[i]))
         return Rest(named=tuple(str(items[i]) for i in sorted(named)), rows=tuple(shown))
     return None
+
+
+def _item_runs(items: Sequence[str | None]) -> list[range]:
+    """The runs of consecutive item lines (``items``: each line's ``_item_name``, None for a line that is no item),
+    as ranges of line indexes, in page order."""
+    runs, k = [], 0
+    while k < len(items):
+        if items[k] is None:
+            k += 1
+            continue
+        end = k
+        while end + 1 < len(items) and items[end + 1] is not None:
+            end += 1
+        runs.append(range(k, end + 1))
+        k = end + 1
+    return runs
 
 
 def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], frozenset[str]],
@@ -198,27 +205,18 @@ def item_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fro
     page gives them, only those holding a word of the question that some lines hold and others not ("… yang belajar
     flutter"). None otherwise: the span's line is a table row (``table_listing`` decides), or the question names one
     item by a word of its name only that item holds."""
+    a, _ = _line_at(passage, at)
     lines = passage.split("\n")
-    start, k = 0, None
-    for i, line in enumerate(lines):
-        if start <= at < start + len(line) + 1:
-            k = i
-            break
-        start += len(line) + 1
-    if k is None:
-        return None
+    k = passage.count("\n", 0, a)
     if row_fields(lines[k].strip()):
         return None  # a table row: ``table_listing`` decides for tables
-    name = _item_name(lines[k].strip())
+    items = [_item_name(line.strip()) for line in lines]
+    name = items[k]
     offset = lines[k].find(name) if name else -1
-    if name is None or offset < 0 or not (start + offset <= at < start + offset + len(name)):
+    if name is None or offset < 0 or not (a + offset <= at < a + offset + len(name)):
         return None  # the span is in an item's description: that line answers, not the list
-    first, last = k, k
-    while first > 0 and _item_name(lines[first - 1].strip()):
-        first -= 1
-    while last + 1 < len(lines) and _item_name(lines[last + 1].strip()):
-        last += 1
-    run = [line.strip() for line in lines[first : last + 1]]
+    within = next(r for r in _item_runs(items) if k in r)
+    run = [lines[i].strip() for i in within]
     if len(run) < 3:
         return None
     names = [stems(_item_name(line) or "") for line in run]

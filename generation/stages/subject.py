@@ -22,7 +22,7 @@ from generation.subjects import (
     pick,
     refer,
 )
-from generation.text import strip_clitics
+from generation.text import strip_clitics, words
 from generation.types import Reply, Source, Trace
 from retrieval.language import ALL_OF_THEM, COORDINATORS, EACH_OF_THEM
 
@@ -86,7 +86,7 @@ def _without_each(question: str) -> str:
 
 def _may_join(question: str) -> bool:
     """Whether ``question`` has a coordinator, "&" or a comma: it may join two subjects (``_joined``)."""
-    return "&" in question or "," in question or bool(COORDINATORS & {w.lower() for w in re.findall(r"\w+", question)})
+    return "&" in question or "," in question or bool(COORDINATORS & set(words(question)))
 
 
 def _joined(question: str, inventory: Inventory) -> tuple[str, list[Entity]] | None:
@@ -140,9 +140,10 @@ class SubjectResolver:
         def expanded(text: str) -> str:
             return str(index.normalize_query(text))
 
+        stated = formal(question)  # the follow-up in the site's formal words, once
         # "pembina klub A sama klub B siapa?": two subjects joined in one question, each asked about (with or without
         # a conversation before it)
-        joined = _joined(formal(question), inventory)
+        joined = _joined(stated, inventory)
         if joined is not None:
             rest, entities = joined
             trace.add("subject", decision="each", items=[e.name for e in entities], joined=True)
@@ -166,7 +167,7 @@ class SubjectResolver:
         about = rewrite_followup(question, history).about_subject
         # "ruangannya masing-masing di mana?", or a plural question about them ("penanggung jawabnya siapa saja?"):
         # about every item the last reply listed, each asked in its singular form
-        plural = about and is_list_question(formal(question))
+        plural = about and is_list_question(stated)
         if (each or plural) and not is_refusal(reply):
             items = [e.plain for e in inventory.named_in(reply)]
             items = items if len(items) >= 2 else listed_items(reply)
@@ -181,9 +182,9 @@ class SubjectResolver:
         trace.add("subject", decision="refer", kind=ref.kind, why=ref.why, attribute=list(ref.attribute),
                   entities=[e.name for e in ref.entities])
         if ref.kind == "carry":
-            return Subject([_about(formal(question), ref.entities[0])])
+            return Subject([_about(stated, ref.entities[0])])
         if ref.kind == "ask":  # each candidate's question too: when all get the same answer there is nothing to ask
-            return Subject([_about(formal(question), e) for e in ref.entities], ask=ref.entities, asked=question)
+            return Subject([_about(stated, e) for e in ref.entities], ask=ref.entities, asked=question)
         if ref.kind == "prodi":
             names = ", ".join(e.name for e in ref.entities[:MAX_CHOICES])
             note = f"Informasi itu tidak tercantum untuk {names}. Untuk program studi:"
@@ -195,7 +196,7 @@ class SubjectResolver:
                 return Subject([], result=Reply(answer=f"{note}\n{line} [1]", abstained=False,
                                                 sources=(Source(url=page.url, title=page.name),), confidence=1.0,
                                                 iterations=0, stop_reason=StopReason.STOP_CONFIDENT))
-            return Subject([f"{formal(question).rstrip(' ?')} program studi?"], note=note)
+            return Subject([f"{stated.rstrip(' ?')} program studi?"], note=note)
         return None
 
     async def _offered(self, index: SearchIndex, inventory: Inventory, pairs: list[tuple[str, str]],
