@@ -19,16 +19,20 @@ Everything is decided on the stems of the index's own analyzer, so "pendaftarann
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import weakref
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generation.answer_type import is_list_question
 from generation.compose import ABSTAIN_MESSAGE
 from generation.text import strip_citations, strip_clitics
 from retrieval.analyzer import Analyzer
+from retrieval.language import RELATIVE
 
 __all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_roles", "ask_back_text",
            "is_ask_back", "listed_items", "pick", "refer"]
@@ -88,8 +92,13 @@ class Inventory:
     # first word of a spelling → (its words, the entity), longest first: a reply is scanned word by word, so the
     # cost grows with the reply, not with the site ("Beasiswa Bank Nusantara" is named before "Bank Nusantara")
     _starts: dict[str, list[tuple[tuple[str, ...], Entity]]] = field(default_factory=dict)
+    # the spellings of names that hold a word that otherwise cuts a reply into lines ("Laboratorium X dan Y")
+    joined_names: tuple[str, ...] = ()
+    _weights: dict[str, float] | None = None  # stem → its rarity among the entities' records (``weight``)
 
     def __post_init__(self) -> None:
+        self.joined_names = tuple(sorted({f for e in self.entities for f in e.forms if _CUT.search(f)},
+                                         key=len, reverse=True))
         for e in self.entities:
             for form in e.forms:
                 tokens = tuple(m.group(0) for m in _TOKEN.finditer(form.lower()))
@@ -147,6 +156,17 @@ class Inventory:
             entities.append(Entity(title, tuple(sorted(forms, key=len, reverse=True)), record, url, sort=sort))
         entities.extend(rows.values())
         return cls(entities, frozenset(labels), analyzer)
+
+    def weight(self, stem: str) -> float:
+        """How rare ``stem`` is among the site's entities: ln(1 + (N − n + 0.5) / (n + 0.5)) for N entities, n of
+        whose records hold it (the records are stemmed once, on first use)."""
+        if self._weights is None:
+            with _WEIGHTS_LOCK:
+                if self._weights is None:
+                    held = Counter(w for e in self.entities for w in self.analyzer(strip_clitics(e.record)))
+                    n = len(self.entities)
+                    self._weights = {w: math.log1p((n - k + 0.5) / (k + 0.5)) for w, k in held.items()}
+        return self._weights.get(stem, math.log1p((len(self.entities) + 0.5) / 0.5))
 
     def stems(self, text: str) -> frozenset[str]:
         found = self._stems.get(text)
@@ -208,6 +228,7 @@ class Inventory:
 
 _CACHE: weakref.WeakKeyDictionary[Any, Inventory] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
+_WEIGHTS_LOCK = threading.Lock()
 
 
 def attribute_of(question: str, inventory: Inventory, normalize: Callable[[str], str] | None = None) -> frozenset[str]:
@@ -242,7 +263,7 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
     attr = tuple(sorted(attribute))
     if not fresh:
         return Reference("none", attribute=attr, why="reply_named_nothing")
-    fresh = focus(fresh, (expand or normalize or str)(previous_question), reply, inventory)
+    fresh = focus(fresh, _what_tells_apart((expand or normalize or str)(previous_question)), reply, inventory)
     having = [e for e in fresh if inventory.has(e, attribute)]
     if len(having) >= 2:  # "Koordinator X: <person>" gave the person as the attribute's value: no subject of it
         having = [e for e in having if not _given_as(e, attribute, reply, inventory)] or having
@@ -295,11 +316,21 @@ def _given_as(entity: Entity, attribute: frozenset[str], reply: str, inventory: 
 _DEGREE_END = re.compile(r"(?:\b[A-Z][A-Za-z]{0,3}\.)+$")  # "M.Kom.", "M.T.", "Dr.": an abbreviation, not a sentence end
 
 
-def _lines(text: str) -> list[str]:
+_JOINS = r"\s+-\s+|\s+(?:dan|serta)\s+"  # a dash or a coordinator between two statements
+_CUT = re.compile(_JOINS, re.IGNORECASE)
+_SPLIT = re.compile(r"\n|;\s*|" + _JOINS)
+_KEPT = "\x00"  # a space inside a name that must not cut a line
+
+
+def _lines(text: str, names: Sequence[str] = ()) -> list[str]:
     """A reply cut where one entity's statement ends: rows, list items, "dan" between two people, and sentences
-    (a name's degree, "Supriyono, M.Kom. — Jabatan: …", does not end one)."""
+    (a name's degree, "Supriyono, M.Kom. — Jabatan: …", does not end one). A name of ``names`` ("Laboratorium X
+    dan Y") is not cut."""
+    for name in names:
+        text = re.sub(re.escape(name), lambda m: m.group(0).replace(" ", _KEPT), text, flags=re.IGNORECASE)
     out: list[str] = []
-    for piece in re.split(r"\n|;\s*|\s+-\s+|\s+(?:dan|serta)\s+", text):
+    for raw in _SPLIT.split(text):
+        piece = raw.replace(_KEPT, " ")
         sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z\[])", piece)
         merged: list[str] = []
         for sentence in sentences:
@@ -309,6 +340,12 @@ def _lines(text: str) -> list[str]:
                 merged.append(sentence)
         out.extend(m for m in merged if m.strip())
     return out
+
+
+def _reply_lines(text: str, inventory: Inventory) -> list[str]:
+    """``_lines`` of a reply, the site's names that hold a coordinator kept whole."""
+    lowered = text.lower()
+    return _lines(text, [n for n in inventory.joined_names if n.lower() in lowered])
 
 
 def _near(entity: Entity, lines: Sequence[str], inventory: Inventory) -> frozenset[str]:
@@ -331,13 +368,24 @@ def _without_shared_labels(reply: str, entities: Sequence[Entity]) -> str:
     return "\n".join(out)
 
 
+def _what_tells_apart(question: str) -> str:
+    """The words of ``question`` that may tell the items of its reply apart: all of them for a question about one
+    thing, and for a list question only what it asks its items to be, its relative clause ("beasiswa yang syaratnya
+    IPK 3 apa saja" → "syaratnya IPK 3 apa saja"); "" for a list question without one ("kepala lab siapa saja"):
+    every item its reply listed answered it."""
+    if not is_list_question(question):
+        return question
+    parts = RELATIVE.split(question, maxsplit=1)
+    return parts[1] if len(parts) == 2 else ""
+
+
 def focus(entities: Sequence[Entity], question: str, reply: str, inventory: Inventory) -> list[Entity]:
     """The entities that match ``question`` best, on their lines in ``reply`` and a row's own cells (a page is too
     long to tell two apart); all of them when none matches better than another."""
     stems = inventory.stems(question)
     if len(entities) < 2 or not stems:
         return list(entities)
-    lines = _lines(_without_shared_labels(reply, entities))
+    lines = _reply_lines(_without_shared_labels(reply, entities), inventory)
     scores = [len(stems & (_near(e, lines, inventory) | (inventory.stems(e.record) if e.row else frozenset())))
               for e in entities]
     best = max(scores)
@@ -376,12 +424,15 @@ def pick(message: str, candidates: Sequence[Entity], context: str, inventory: In
         return ()
     if stems <= both:
         return tuple(candidates)
-    lines = _lines(context)
-    scores: list[float] = []
-    for c in candidates:
-        # the record only breaks a tie: a word it shares alone ("lab") is no choice
-        scores.append(len(stems & _near(c, lines, inventory)) + 0.01 * len(stems & inventory.stems(c.record)))
+    lines = _reply_lines(context, inventory)
+    near = [stems & _near(c, lines, inventory) for c in candidates]
+    if not any(near):
+        return ()  # the record alone: a word it shares ("lab") is no choice
+    # each word of the message that the candidate's lines hold, weighed by its rarity on the site (a word many pages
+    # hold, "laboratorium", tells less than one few hold); the record only breaks a tie
+    scores = [sum(inventory.weight(w) for w in held) + 0.01 * len(stems & inventory.stems(c.record))
+              for c, held in zip(candidates, near, strict=True)]
     best = max(scores)
-    if best < 1 or scores.count(best) > 1:
+    if scores.count(best) > 1:
         return ()
     return (candidates[scores.index(best)],)

@@ -64,6 +64,7 @@ __all__ = [
     "REASON_CHAT_SPELLINGS",
     "REASON_WORDS",
     "REFINEMENT_FILLERS",
+    "RELATIVE",
     "REQUEST_NOUNS",
     "REQUEST_VERBS",
     "SHARED_STOPWORDS",
@@ -379,6 +380,10 @@ COORDINATORS = _words("dan serta atau sama ama sm")
 # "Each of them" ("masing-masing", chat "masing2"): a follow-up asked about every item the last reply listed
 # (generation.stages.subject). Grammar (the distributive quantifier), not fitted.
 EACH_OF_THEM = re.compile(r"\bmasing(?:-?masing|2)?\b", re.IGNORECASE)
+# The relative pronoun that opens what a list question asks its items to be ("beasiswa yang syaratnya IPK 3 apa
+# saja"; chat "yg" is normalised to it): generation.subjects.focus tells listed items apart by that clause only.
+# Grammar, not fitted.
+RELATIVE = re.compile(r"(?<!\w)yang(?!\w)", re.IGNORECASE)
 
 # Number words, in order (a tuple: CARDINALS[i] is i + 1, ORDINALS[i] is the (i + 1)-th). Grammar. Used by
 # generation.answer_type (a "berapa" answer may give its number in words), generation.support ("tujuh hari" meets

@@ -130,6 +130,19 @@ def test_rows_that_match_the_previous_question_are_the_candidates(index, invento
     assert _names(ref.entities) == ["Beasiswa Bank Indonesia", "Beasiswa Djarum Plus"]
 
 
+def test_a_list_question_without_a_condition_leaves_every_listed_item_a_candidate(index, inventory):
+    """Every item a list question's reply named answered it: its own words ("kepala", "lab") tell none of them
+    apart, however differently each line spells them ("dan" inside a lab's name cuts its line short)."""
+    reply = ("Kepala Laboratorium Multimedia dan Game: Dewi Anggraini Putri, M.Kom. [1]\n\n"
+             "Kepala Laboratorium Data Science: Nur Aisyah Ramadhani, M.Sc. [2]")
+    ref = refer("emailnya?", "siapa aja kepala labnya", reply, inventory, _formal(index), index.normalize_query)
+    assert ref.kind == "ask", ref
+    assert _names(ref.entities) == ["Dewi Anggraini Putri, M.Kom.", "Nur Aisyah Ramadhani, M.Sc."]
+    # a singular question still picks the one it asked for
+    ref = refer("emailnya?", "kepala lab multimedia siapa", reply, inventory, _formal(index), index.normalize_query)
+    assert ref.kind == "carry" and _names(ref.entities) == ["Dewi Anggraini Putri, M.Kom."], ref
+
+
 def test_an_attribute_no_candidate_has_but_the_site_lists_goes_to_the_prodi(index, inventory):
     ref = refer("emailnya apa?", "ada lagi beasiswa yg lain?", KIP_REPLY, inventory, _formal(index))
     assert ref.kind == "prodi" and _names(ref.entities) == ["KIP Kuliah"]
@@ -185,6 +198,20 @@ def test_a_reply_to_the_ask_back_picks_its_choice(index, inventory, message, cho
     ref = refer("emailnya apa?", "kaprodi sama sekprodi TI siapa?", KAPRODI_REPLY, inventory, _formal(index))
     got = pick(message, ref.entities, KAPRODI_REPLY, inventory, index.normalize_query, both=ALL_OF_THEM)
     assert _names(got) == chosen
+
+
+def test_a_pick_is_told_by_its_rarest_word_not_by_a_word_many_pages_share(index, inventory):
+    """"yg teaching lab" after an ask-back between two lab heads: "lab" (read as "laboratorium") is in one head's
+    line and "teaching" in the other's; "laboratorium" is on many of the site's pages and "teaching" on few, so
+    "teaching" chooses."""
+    reply = ("Kepala Laboratorium Data Science: Nur Aisyah Ramadhani, M.Sc. [1]\n\n"
+             "Kepala Teaching Laboratory: Ahmad Fauzan Habibi, M.Cs. [2]")
+    ref = refer("emailnya?", "siapa aja kepala labnya", reply, inventory, _formal(index), index.normalize_query)
+    assert ref.kind == "ask" and len(ref.entities) == 2
+    got = pick("yg teaching lab", ref.entities, reply, inventory, index.normalize_query, both=ALL_OF_THEM)
+    assert _names(got) == ["Ahmad Fauzan Habibi, M.Cs."]
+    got = pick("yg lab data science", ref.entities, reply, inventory, index.normalize_query, both=ALL_OF_THEM)
+    assert _names(got) == ["Nur Aisyah Ramadhani, M.Sc."]
 
 
 # --- the pipeline ---------------------------------------------------------------------------------------------
