@@ -276,17 +276,27 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
     if inventory.is_label(attribute):
         return Reference("prodi", tuple(fresh), attr, "none_has_it")
     # an attribute in the student's words, not the site's ("jam latihan" for "Jadwal kegiatan", "syarat" for
-    # "Sasaran"): two or three that have part of it, or two or three of one sort (rows of one table), are asked
-    # between; one is no evidence enough to carry, and a lab beside its head are no alternatives (the rewrite decides)
+    # "Sasaran"): two or three that have part of it, or two or three of one sort (rows of one table) or listed as
+    # items of our reply, are asked between; one is no evidence enough to carry, and a lab beside its head are no
+    # alternatives (the rewrite decides)
     partly = [e for e in fresh if attribute & inventory.stems(e.record)]
     if 2 <= len(partly) <= MAX_CHOICES:
         return Reference("ask", tuple(partly), attr, "several_have_part")
-    if 2 <= len(fresh) <= MAX_CHOICES and len({e.sort for e in fresh}) == 1:
+    if 2 <= len(fresh) <= MAX_CHOICES and (len({e.sort for e in fresh}) == 1 or _listed_apart(fresh, reply)):
         return Reference("ask", tuple(fresh), attr, "several_alike")
     return Reference("none", tuple(partly or fresh), attr, "unknown_attribute")
 
 
 _COUNTED_LIST = re.compile(r"\(\d+\):\s*(.+)$")  # "Mata kuliah semester 7 (2): A; B." as the facts table writes it
+
+
+def _listed_apart(entities: Sequence[Entity], reply: str) -> bool:
+    """Each of ``entities`` is named on its own item line ("- …") of ``reply``: our reply listed them as items of one
+    list, so they are alike whether the site gives each its own page or a line of one page."""
+    bullets = [ln.lower() for ln in strip_citations(reply).splitlines() if ln.startswith("- ")]
+    first = [next((i for i, ln in enumerate(bullets) if any(f.lower() in ln for f in e.forms)), None)
+             for e in entities]
+    return None not in first and len(set(first)) == len(first)
 
 
 def listed_items(reply: str) -> list[str]:

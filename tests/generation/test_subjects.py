@@ -155,6 +155,19 @@ def test_rows_of_one_table_are_asked_between_for_an_attribute_in_the_student_s_w
     assert ref.kind == "ask" and len(ref.entities) == 2
 
 
+def test_items_our_reply_listed_are_alternatives_whatever_the_site_makes_of_them(index, inventory):
+    """Two communities in one list reply, one with its own page and one a line of the communities' page: for an
+    attribute in the student's words ("jam kumpul") that neither names, the two are asked between, as two rows of
+    one table are."""
+    reply = ("- Google Developer Student Club (GDSC) UIN Malang: teknologi Google untuk pengembang\n"
+             "- Komunitas: Komunitas MOCAP (Mobile Computing and Application Programming); Fokus: pemrograman "
+             "aplikasi mobile [1]")
+    ref = refer("jam kumpulnya kapan?", "komunitas ngoding apa aja", reply, inventory, _formal(index),
+                index.normalize_query)
+    assert ref.kind == "ask", ref
+    assert len(ref.entities) == 2 and len({e.sort for e in ref.entities}) == 2
+
+
 def test_the_value_a_reply_gave_for_the_attribute_is_no_subject_that_has_it(index, inventory):
     """A reply that ends "Koordinator Magang: <person>" gave the person as the value of "koordinator": asked
     "koordinatornya siapa?", the subject is what the reply was about, not that person beside it."""
