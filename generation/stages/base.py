@@ -85,7 +85,7 @@ class Turn:
     related: list[str] = field(default_factory=list)
     # evidence
     anchor_stems: list[str] = field(default_factory=list)
-    list_q: bool = False
+    list_q: bool = False  # a list question (set by the rewrite stage: a follow-up takes its resolved question's form)
     kind: str | None = None
     unit: str | None = None  # the unit a "berapa" question counts in ("berapa jam")
     exclude: tuple[str, ...] = ()  # what the previous reply named, for "ada lagi yang …?" (FollowUp.exclude)

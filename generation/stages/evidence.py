@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from generation.answer_type import expected_type, expected_unit, is_list_question, type_ok, unit_ok
+from generation.answer_type import expected_type, expected_unit, type_ok, unit_ok
 from generation.compose import display
 from generation.config import StopReason
 from generation.stages.base import Abstain, Evidence, StageContext, Turn
@@ -64,7 +64,6 @@ class EvidenceStage:
         if not turn.anchor_stems:  # no content word to check evidence against (another script, only stop words)
             turn.trace.add("gate", decision="abstain", anchors=[])
             return Abstain(StopReason.ABSTAIN_LOW_RETRIEVAL)
-        turn.list_q = is_list_question(turn.normalized)
         turn.kind = None if turn.list_q else expected_type(turn.normalized)
         turn.unit = None if turn.list_q else expected_unit(turn.anchor_text)  # in formal words ("org" → "orang")
         corpus_w = await self.ctx.run(corpus_weights, turn.index, turn.anchor_text)

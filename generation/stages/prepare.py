@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from generation.answer_type import is_list_question
 from generation.config import StopReason
 from generation.facts_render import facts_verdict, render_facts
 from generation.prompts import strip_injection
@@ -72,6 +73,9 @@ class RewriteStage:
         turn.query, rules = normalize(resolved)
         # the anchors the evidence must contain: formal words only, so an added long form is not "missing"
         turn.anchor_text, anchor_rules = normalize(resolved, expand=False)
+        # a list question asks for several items; a follow-up resolved into the previous question ("kalau yang
+        # lantai 4?" after "lab yang di lantai 2 apa saja?") asks in that question's form
+        turn.list_q = is_list_question(turn.normalized) or (follow.rewritten and is_list_question(turn.anchor_text))
         # which rules fired: the follow-up rewrite's (FollowUp.rule) and the normaliser's on the query, plus those
         # that applied to the anchor form only (its colloquial_anchor / morphology_anchor readings)
         turn.trace.add("rewrite", followup=follow.rewritten, query=turn.query, normalized=turn.normalized,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from generation.answer_type import is_list_question
 from generation.config import MAX_LIST_LINES, StopReason
 from generation.guards import is_template_leak
 from generation.quote import column_rows, item_listing, list_lines, other_rows, quote_span, table_listing
@@ -82,7 +81,7 @@ class ReadStage:
         if threshold is None:
             threshold = reader.config.threshold
         answer = self.ctx.config.abstention == "off" or p >= threshold
-        listing = self.ctx.config.list_columns and is_list_question(turn.normalized)
+        listing = self.ctx.config.list_columns and turn.list_q
         if answer and listing:
             k, p = _column_chunk(passages, spans, chosen, threshold, k, p)
         turn.read_hit, turn.read_passage, turn.read_span = hits[k], passages[k], spans[k]
@@ -172,7 +171,7 @@ class QuoteStage:
     async def run(self, turn: Turn) -> str | Abstain:
         hit, span, passage = turn.read_hit, turn.read_span, turn.read_passage
         assert hit is not None and span is not None  # the read stage abstains without a span
-        listing = self.ctx.config.list_columns and is_list_question(turn.normalized)
+        listing = self.ctx.config.list_columns and turn.list_q
         rows = column_rows(passage, span.start) if listing else None
         lines = None if rows or not listing else list_lines(passage, span.start, MAX_LIST_LINES,
                                                              self.ctx.config.max_answer_chars)

@@ -326,6 +326,21 @@ def test_a_list_question_about_a_tables_items_is_answered_with_the_table(reader)
     assert refused.abstained, refused.answer
 
 
+def test_a_follow_up_that_swaps_a_value_of_a_list_question_is_a_list_question(reader):
+    """ "kalo yg lantai 4?" after "lab yg di lantai 2 apa aja": the follow-up asks the previous list question again
+    with another value, so it is answered as a list (the table's rows on that floor), not refused for having no
+    question word of its own."""
+    first = asyncio.run(reader.answer("lab yg di lantai 2 apa aja"))
+    assert "Lt. 2" in first.answer, first.answer
+    again = asyncio.run(reader.answer("kalo yg lantai 4?", _history("lab yg di lantai 2 apa aja", first.answer)))
+    assert not again.abstained, again.answer
+    assert "Lt. 4" in again.answer and "Lt. 2" not in again.answer, again.answer
+    # a follow-up that asks one thing of its own stays a question about one thing
+    one = asyncio.run(reader.answer("kalo yg lantai 4 namanya apa?", _history("lab yg di lantai 2 apa aja",
+                                                                               first.answer)))
+    assert not one.answer.startswith("- "), one.answer
+
+
 def test_a_list_question_about_a_column_prefers_the_table_over_one_page(reader):
     """ "kepala labnya siapa saja?": the reader finds a head both on one laboratory's own page and in the
     laboratory table; a list question is answered with the table's column (each laboratory with its head), not with
