@@ -73,6 +73,7 @@ eval: setup
 	$(PY) -m bench.evaluation
 	$(PY) -m bench.dialogues --answerer reader
 	$(PY) -m bench.dialogues --answerer rules --ablate-subjects
+	$(PY) -m bench.site_calibration
 
 # The learned reader: train on the IDK-MRC tune split (checkpoints in .cache/reader-train; a stopped run resumes),
 # the small in-domain step on the sample site's dev and informal sets, the chunk selector and the threshold on the tune
