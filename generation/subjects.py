@@ -380,9 +380,9 @@ def _without_shared_labels(reply: str, entities: Sequence[Entity]) -> str:
 
 def _what_tells_apart(question: str) -> str:
     """The words of ``question`` that may tell the items of its reply apart: all of them for a question about one
-    thing, and for a list question only what it asks its items to be, its relative clause ("beasiswa yang syaratnya
-    IPK 3 apa saja" → "syaratnya IPK 3 apa saja"); "" for a list question without one ("kepala lab siapa saja"):
-    every item its reply listed answered it."""
+    thing, and for a list question only what it asks its items to be, its relative clause ("klub yang latihannya
+    hari Sabtu apa saja" → "latihannya hari Sabtu apa saja"); "" for a list question without one ("ketua klubnya
+    siapa saja"): every item its reply listed answered it."""
     if not is_list_question(question):
         return question
     parts = RELATIVE.split(question, maxsplit=1)
@@ -439,7 +439,7 @@ def pick(message: str, candidates: Sequence[Entity], context: str, inventory: In
     if not any(near):
         return ()  # the record alone: a word it shares ("lab") is no choice
     # each word of the message that the candidate's lines hold, weighed by its rarity on the site (a word many pages
-    # hold, "laboratorium", tells less than one few hold); the record only breaks a tie
+    # hold, "klub", tells less than one few hold, "robotika"); the record only breaks a tie
     scores = [sum(inventory.weight(w) for w in held) + 0.01 * len(stems & inventory.stems(c.record))
               for c, held in zip(candidates, near, strict=True)]
     best = max(scores)

@@ -380,7 +380,7 @@ COORDINATORS = _words("dan serta atau sama ama sm")
 # "Each of them" ("masing-masing", chat "masing2"): a follow-up asked about every item the last reply listed
 # (generation.stages.subject). Grammar (the distributive quantifier), not fitted.
 EACH_OF_THEM = re.compile(r"\bmasing(?:-?masing|2)?\b", re.IGNORECASE)
-# The relative pronoun that opens what a list question asks its items to be ("beasiswa yang syaratnya IPK 3 apa
+# The relative pronoun that opens what a list question asks its items to be ("klub yang latihannya hari Sabtu apa
 # saja"; chat "yg" is normalised to it): generation.subjects.focus tells listed items apart by that clause only.
 # Grammar, not fitted.
 RELATIVE = re.compile(r"(?<!\w)yang(?!\w)", re.IGNORECASE)

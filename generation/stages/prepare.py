@@ -74,7 +74,7 @@ class RewriteStage:
         # the anchors the evidence must contain: formal words only, so an added long form is not "missing"
         turn.anchor_text, anchor_rules = normalize(resolved, expand=False)
         # a list question asks for several items; a follow-up resolved into the previous question ("kalau yang
-        # lantai 4?" after "lab yang di lantai 2 apa saja?") asks in that question's form
+        # hari Sabtu?" after "klub yang latihan hari Jumat apa saja?") asks in that question's form
         turn.list_q = is_list_question(turn.normalized) or (follow.rewritten and is_list_question(turn.anchor_text))
         # which rules fired: the follow-up rewrite's (FollowUp.rule) and the normaliser's on the query, plus those
         # that applied to the anchor form only (its colloquial_anchor / morphology_anchor readings)
