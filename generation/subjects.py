@@ -207,6 +207,26 @@ class Inventory:
         tables = {e.sort[4:] for e in named if e.sort.startswith("row:")}
         return [e for e in named if e.sort.startswith("row:") or e.url not in tables]
 
+    def rows_told_by(self, text: str) -> list[Entity]:
+        """The table rows ``text`` names by a word that only that row's name holds among its table's rows ("klub
+        robotika" over rows "Klub Robotika", "Klub Musik": "robotika"), in table order; a word several rows' names
+        share names none of them."""
+        asked = self.stems(text)
+        if not asked:
+            return []
+        tables: dict[str, list[Entity]] = {}
+        for e in self.entities:
+            if e.row:
+                tables.setdefault(e.sort, []).append(e)
+        told: list[Entity] = []
+        for rows in tables.values():
+            if len(rows) < 2:
+                continue
+            names = [self.stems(e.name) & asked for e in rows]
+            told.extend(e for e, held in zip(rows, names, strict=True)
+                        if any(sum(w in other for other in names) == 1 for w in held))
+        return told
+
     def page(self, url: str) -> Entity | None:
         return next((e for e in self.entities if e.url == url and e.record.count("\n") >= 1), None) \
             or next((e for e in self.entities if e.url == url), None)

@@ -140,10 +140,12 @@ def _list_reply(turn: Turn, hit: Hit, lines: Sequence[str], *, confidence: float
 
 
 def _named_rows(index: object, question: str) -> list[Entity]:
-    """The table rows (``subjects.Entity`` with ``row``) that ``question`` names by their full name."""
+    """The table rows (``subjects.Entity`` with ``row``) that ``question`` names: by their full name, else by a word
+    only that row's name holds in its table (``Inventory.rows_told_by``)."""
     if index is None or not hasattr(index, "chunks"):
         return []
-    return [e for e in Inventory.of(index).named_in(question) if e.row]
+    inventory = Inventory.of(index)
+    return [e for e in inventory.named_in(question) if e.row] or inventory.rows_told_by(question)
 
 
 def _row_ranges(passage: str, rows: Sequence[Entity]) -> list[tuple[int, int]] | None:

@@ -294,6 +294,17 @@ def test_the_reader_answers_from_the_row_of_the_scholarship_the_student_chose(re
     assert not chosen.abstained and "April" in chosen.answer and "Bank Indonesia" not in chosen.answer, chosen.answer
 
 
+def test_a_word_only_one_rows_name_holds_names_that_row(reader, index, inventory):
+    """ "beasiswa tahfidz daftarnya kapan?": "tahfidz" is in one scholarship's name only, so the question is about
+    that row, and the reader reads the page inside it. A word every row's name holds ("beasiswa") names none."""
+    told = inventory.rows_told_by(index.normalize_query("beasiswa tahfidz daftarnya kapan?", expand=False))
+    assert [e.name for e in told] == ["Beasiswa Tahfidz Al-Qur'an"]
+    assert inventory.rows_told_by("beasiswa apa saja yang daftarnya bulan maret?") == []
+    answer = asyncio.run(reader.answer("beasiswa tahfidz daftarnya kapan?"))
+    read = next(s for s in answer.trace.steps if s["step"] == "read")
+    assert read["rows"] == ["Beasiswa Tahfidz Al-Qur'an"], read
+
+
 def test_asking_for_more_after_one_row_of_a_table_lists_the_tables_other_rows(reader):
     """ "ada lagi ga beasiwa yg lain?" after the reply about KIP Kuliah: the scholarship table holds that row, so the
     reply lists the table's other scholarships (cited), not a refusal and not KIP Kuliah again. A follow-up that
