@@ -28,7 +28,6 @@ import json
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,16 +52,14 @@ SECTION = "site-calibration"
 
 
 def counts(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """How many items had each outcome (``generation.evaluation.outcome``), plus the answerable and unanswerable
-    totals."""
+    """How many items had each outcome (``generation.evaluation.outcome_counts``), plus the answerable and
+    unanswerable totals."""
     from bench.evaluation import _results
-    from generation.evaluation import outcome
+    from generation.evaluation import outcome_counts
 
     items = _results({"results": list(results)})
-    out = Counter(outcome(r) for r in items)
-    return {"correct": out["correct"], "wrong": out["wrong"], "abstained": out["abstained"],
-            "refused": out["refused"], "answered": out["answered"],
-            "answerable": sum(r.answerable for r in items), "unanswerable": sum(not r.answerable for r in items)}
+    return {**outcome_counts(items), "answerable": sum(r.answerable for r in items),
+            "unanswerable": sum(not r.answerable for r in items)}
 
 
 def _cells(c: Mapping[str, int]) -> str:

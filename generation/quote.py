@@ -219,7 +219,7 @@ def item_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fro
     run = [lines[i].strip() for i in within]
     if len(run) < 3:
         return None
-    names = [stems(_item_name(line) or "") for line in run]
+    names = [stems(items[i] or "") for i in within]
     shared = {w for w in frozenset().union(*names) if 2 * sum(w in n for n in names) >= len(names)}
     if not shared & asked:
         return None

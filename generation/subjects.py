@@ -95,10 +95,17 @@ class Inventory:
     # the spellings of names that hold a word that otherwise cuts a reply into lines ("Laboratorium X dan Y")
     joined_names: tuple[str, ...] = ()
     _weights: dict[str, float] | None = None  # stem → its rarity among the entities' records (``weight``)
+    # the rows of each table that has several, in table order (``rows_told_by``)
+    _tables: tuple[tuple[Entity, ...], ...] = ()
 
     def __post_init__(self) -> None:
         self.joined_names = tuple(sorted({f for e in self.entities for f in e.forms if _CUT.search(f)},
                                          key=len, reverse=True))
+        tables: dict[str, list[Entity]] = {}
+        for e in self.entities:
+            if e.row:
+                tables.setdefault(e.sort, []).append(e)
+        self._tables = tuple(tuple(rows) for rows in tables.values() if len(rows) >= 2)
         for e in self.entities:
             for form in e.forms:
                 tokens = tuple(m.group(0) for m in _TOKEN.finditer(form.lower()))
@@ -214,14 +221,8 @@ class Inventory:
         asked = self.stems(text)
         if not asked:
             return []
-        tables: dict[str, list[Entity]] = {}
-        for e in self.entities:
-            if e.row:
-                tables.setdefault(e.sort, []).append(e)
         told: list[Entity] = []
-        for rows in tables.values():
-            if len(rows) < 2:
-                continue
+        for rows in self._tables:
             names = [self.stems(e.name) & asked for e in rows]
             told.extend(e for e, held in zip(rows, names, strict=True)
                         if any(sum(w in other for other in names) == 1 for w in held))
@@ -310,10 +311,15 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
 _COUNTED_LIST = re.compile(r"\(\d+\):\s*(.+)$")  # "Mata kuliah semester 7 (2): A; B." as the facts table writes it
 
 
+def _bullets(text: str) -> list[str]:
+    """The item lines ("- …") of a reply of ours (citations stripped), without their dash."""
+    return [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
+
+
 def _listed_apart(entities: Sequence[Entity], reply: str) -> bool:
     """Each of ``entities`` is named on its own item line ("- …") of ``reply``: our reply listed them as items of one
     list, so they are alike whether the site gives each its own page or a line of one page."""
-    bullets = [ln.lower() for ln in strip_citations(reply).splitlines() if ln.startswith("- ")]
+    bullets = [ln.lower() for ln in _bullets(strip_citations(reply))]
     first = [next((i for i, ln in enumerate(bullets) if any(f.lower() in ln for f in e.forms)), None)
              for e in entities]
     return None not in first and len(set(first)) == len(first)
@@ -323,7 +329,7 @@ def listed_items(reply: str) -> list[str]:
     """The items a reply of ours listed, in order: its "- item — …" lines, or the "; "-separated items after a
     counted label ("… (2): IF-704 Deep Learning; IF-705 Forensik Digital."); [] when it lists nothing."""
     text = strip_citations(reply)
-    bullets = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
+    bullets = _bullets(text)
     if len(bullets) >= 2:
         return [re.split(r" — |: ", b, maxsplit=1)[0].strip() for b in bullets]
     m = _COUNTED_LIST.search(text.splitlines()[0] if text else "")

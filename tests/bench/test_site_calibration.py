@@ -16,8 +16,8 @@ def test_counts_score_each_item_as_make_eval_does():
                _result(3, True, "Maaf, saya belum menemukan …", True, ["6 SKS"]),
                _result(4, False, "Maaf …", True, []),
                _result(5, False, "Biaya wisuda … [1]", False, [])]
-    assert counts(results) == {"correct": 1, "wrong": 1, "abstained": 1, "refused": 1, "answered": 1,
-                               "answerable": 3, "unanswerable": 2}
+    assert counts(results) == {"correct": 1, "wrong": 1, "abstained": 1, "unscored": 0, "refused": 1,
+                               "answered": 1, "answerable": 3, "unanswerable": 2}
 
 
 def test_the_report_marks_the_fitted_sets_in_sample_and_reads_every_change_from_the_numbers():
