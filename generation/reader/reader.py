@@ -291,39 +291,41 @@ class Reader:
              within: Sequence[Sequence[tuple[int, int]] | None] | None = None) -> list[Span | None]:
         """The best span of each passage (None for an empty passage, or one whose every candidate is ruled out).
         ``avoid``: names a span must not hold or lie inside ("ada lagi yang lain?" after a reply that named them).
-        ``within``: per passage, the character ranges a span must lie in (the table row the question names), or
-        None for the whole passage. The null score stays the passage's own, so a span's probability is its own."""
+        ``within``: per passage, the character ranges to read instead of the whole passage (the table row the
+        question names), or None to read it whole. Each range is read as a passage of its own, so its span and its
+        null score are the row's own: the other rows of a long table neither answer nor raise the "no answer
+        here" score. The passage's span is then its best range's (by margin), with offsets into the passage."""
         cfg = self.config
         names = [n for n in (normalize(a) for a in avoid) if n]
         if within is not None and len(within) != len(passages):
             raise ValueError(f"within gives {len(within)} passages' ranges for {len(passages)} passages")
-        wins: list[tuple[int, Window]] = [(p, w) for p, text in enumerate(passages) if text.strip()
-                                          for w in windows_for(self.e5, cfg, question, text)]
+        parts: list[tuple[int, int, str]] = []  # what is read: (passage, offset into it, text)
+        for p, text in enumerate(passages):
+            ranges = within[p] if within is not None else None
+            if ranges is None:
+                parts += [(p, 0, text)] if text.strip() else []
+            else:
+                parts += [(p, lo, text[lo:hi]) for lo, hi in sorted(set(ranges)) if text[lo:hi].strip()]
+        wins = [(q, w) for q, (_, _, text) in enumerate(parts) for w in windows_for(self.e5, cfg, question, text)]
         logits = self.logits([w for _, w in wins])
         best: dict[int, tuple[float, int, int, np.ndarray]] = {}
         null: dict[int, float] = {}
-        for (p, w), (s_log, e_log) in zip(wins, logits, strict=True):
-            null[p] = min(null.get(p, math.inf), float(s_log[0] + e_log[0]))
-            text, ranges = passages[p], (within[p] if within is not None else None)
+        for (q, w), (s_log, e_log) in zip(wins, logits, strict=True):
+            null[q] = min(null.get(q, math.inf), float(s_log[0] + e_log[0]))
+            text = parts[q][2]
 
-            def ruled_out(i: int, j: int, offsets: np.ndarray = w.offsets, text: str = text,
-                          ranges: Sequence[tuple[int, int]] | None = ranges) -> bool:
-                a, b = int(offsets[i, 0]), int(offsets[j, 1])
-                if ranges is not None and not any(lo <= a and b <= hi for lo, hi in ranges):
-                    return True
-                span = normalize(_whole_words(text, a, b)) if names else ""
+            def ruled_out(i: int, j: int, offsets: np.ndarray = w.offsets, text: str = text) -> bool:
+                span = normalize(_whole_words(text, int(offsets[i, 0]), int(offsets[j, 1])))
                 return any(holds(span, n) or holds(n, span) for n in names)
 
-            found = best_span(s_log, e_log, w.offsets, cfg, w.lines,
-                              ruled_out if names or ranges is not None else None)
-            if found is not None and (p not in best or found[0] > best[p][0]):
-                best[p] = (*found, w.offsets)
-        spans: list[Span | None] = []
-        for p, text in enumerate(passages):
-            if p not in best:
-                spans.append(None)
-                continue
-            score, i, j, offsets = best[p]
-            a, b = int(offsets[i, 0]), int(offsets[j, 1])
-            spans.append(Span(a, b, text[a:b], score, null[p], self.probability(score - null[p])))
-        return spans
+            found = best_span(s_log, e_log, w.offsets, cfg, w.lines, ruled_out if names else None)
+            if found is not None and (q not in best or found[0] > best[q][0]):
+                best[q] = (*found, w.offsets)
+        candidates: dict[int, list[Span]] = {}
+        for q, (score, i, j, offsets) in best.items():
+            p, lo, _ = parts[q]
+            a, b = int(offsets[i, 0]) + lo, int(offsets[j, 1]) + lo
+            candidates.setdefault(p, []).append(
+                Span(a, b, passages[p][a:b], score, null[q], self.probability(score - null[q])))
+        return [max(candidates[p], key=lambda s: s.margin) if p in candidates else None
+                for p in range(len(passages))]

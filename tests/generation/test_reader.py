@@ -143,8 +143,9 @@ def test_reader_finds_the_span_and_knows_when_it_is_not_there(reader):
 
 
 def test_the_reader_can_be_held_to_parts_of_a_passage(reader):
-    """``within``: a passage's spans are read only inside the given character ranges (the row the question names);
-    a passage given None is read whole."""
+    """``within``: a passage is read only inside the given character ranges (the row the question names), each range
+    as a passage of its own: its span and its null score are what reading that row alone gives, with offsets into
+    the whole passage. A passage given None is read whole."""
     passage = ("Beasiswa: Beasiswa Bank Indonesia; Sasaran: mahasiswa semester 3; Pendaftaran: setiap bulan Maret\n"
                "Beasiswa: Beasiswa Djarum Plus; Sasaran: mahasiswa semester 4; Pendaftaran: daring April sampai Mei")
     second = passage.index("Beasiswa: Beasiswa Djarum")
@@ -153,7 +154,10 @@ def test_the_reader_can_be_held_to_parts_of_a_passage(reader):
     assert first.end <= second - 1 and "Maret" in first.text
     held, = reader.read("kapan pendaftaran beasiswa?", [passage], within=[[(second, len(passage))]])
     assert held.start >= second and "April" in held.text
-    assert first.null == held.null == whole.null
+    alone, = reader.read("kapan pendaftaran beasiswa?", [passage[second:]])
+    assert (held.start - second, held.end - second, held.text) == (alone.start, alone.end, alone.text)
+    assert (held.score, held.null, held.p) == pytest.approx((alone.score, alone.null, alone.p))
+    assert held.null != whole.null
     free, = reader.read("kapan pendaftaran beasiswa?", [passage], within=[None])
     assert (free.start, free.end) == (whole.start, whole.end)
 

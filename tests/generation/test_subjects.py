@@ -305,6 +305,16 @@ def test_a_word_only_one_rows_name_holds_names_that_row(reader, index, inventory
     assert read["rows"] == ["Beasiswa Tahfidz Al-Qur'an"], read
 
 
+def test_a_row_the_question_names_is_read_on_its_own(reader):
+    """ "beasiswa tahfidz penyelenggaranya siapa": the question names one row of the scholarship table, and the
+    reader reads that row as a passage of its own, so the other rows' text does not raise its "no answer here"
+    score: the row's organiser answers instead of a refusal."""
+    answer = asyncio.run(reader.answer("beasiswa tahfidz penyelenggaranya siapa"))
+    read = next(s for s in answer.trace.steps if s["step"] == "read")
+    assert read["rows"] == ["Beasiswa Tahfidz Al-Qur'an"], read
+    assert not answer.abstained and "Penyelenggara: UIN Maulana Malik Ibrahim Malang" in answer.answer, answer.answer
+
+
 def test_asking_for_more_after_one_row_of_a_table_lists_the_tables_other_rows(reader):
     """ "ada lagi ga beasiwa yg lain?" after the reply about KIP Kuliah: the scholarship table holds that row, so the
     reply lists the table's other scholarships (cited), not a refusal and not KIP Kuliah again. A follow-up that
