@@ -59,8 +59,8 @@ def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _last_answered(pairs: list[tuple[str, str]]) -> tuple[str, str]:
-    """The exchange a follow-up's subject comes from: the last one, or, past refused requests for another one of
+def _last_answered(pairs: list[tuple[str, str]]) -> int:
+    """Which exchange a follow-up's subject comes from: the last one, or, past refused requests for another one of
     the same ("ada lagi yang lain?" → refusal), the answer they asked past. Such a request keeps the subject and its
     refusal names nothing new; any other refused question is where the subject stays (nothing older is carried
     past it: a refused "who is X?" then "emailnya?" asks for X's)."""
@@ -73,7 +73,7 @@ def _last_answered(pairs: list[tuple[str, str]]) -> tuple[str, str]:
         if not follow.rewritten or not (follow.rule == "again" or follow.rule.endswith("alternative")):
             break
         k -= 1
-    return pairs[k]
+    return k
 
 
 # at most this many items are asked about one by one ("masing-masing"); a longer list is no set of subjects
@@ -115,6 +115,17 @@ def _joined(question: str, inventory: Inventory) -> tuple[str, list[Entity]] | N
 def _about(question: str, entity: Entity) -> str:
     """The follow-up with its subject named: "email apa" + Supriyono → "email apa Supriyono?"."""
     return f"{question.strip().rstrip('?').strip()} {entity.plain}?"
+
+
+def _chain_subject(asked: str, before: tuple[str, str], attribute: frozenset[str], inventory: Inventory,
+                   formal: Callable[[str], str], expanded: Callable[[str], str]) -> Entity | None:
+    """The entity the previous question ``asked`` was itself a follow-up about (resolved against the exchange
+    ``before`` it), when that entity's record holds part of ``attribute``; else None."""
+    earlier = refer(asked, *before, inventory, formal, expanded)
+    if earlier.kind != "carry":
+        return None
+    entity = earlier.entities[0]
+    return entity if attribute & inventory.stems(entity.record) else None
 
 
 class SubjectResolver:
@@ -177,8 +188,18 @@ class SubjectResolver:
                 return Subject([f"{bare} {item}?" for item in items], labels=tuple(items))
         if not about:
             return None
-        asked, reply = _last_answered(pairs)
+        k = _last_answered(pairs)
+        asked, reply = pairs[k]
         ref = refer(question, asked, reply, inventory, formal, expanded)
+        if ref.kind in ("prodi", "none") and ref.why in ("none_has_it", "unknown_attribute") and k > 0 \
+                and not any(set(ref.attribute) & inventory.stems(e.record) for e in ref.entities):
+            # none of what the last reply named holds any of the attribute: the entity the chain is about may
+            # ("pembinanya siapa?" → "Dosen pembina: <person>" → "jadwal kegiatannya?" is the community's)
+            kept = _chain_subject(asked, pairs[k - 1], frozenset(ref.attribute), inventory, formal, expanded)
+            if kept is not None:
+                trace.add("subject", decision="refer", kind="carry", why="chain_subject", attribute=list(ref.attribute),
+                          entities=[kept.name])
+                return Subject([_about(stated, kept)])
         trace.add("subject", decision="refer", kind=ref.kind, why=ref.why, attribute=list(ref.attribute),
                   entities=[e.name for e in ref.entities])
         if ref.kind == "carry":

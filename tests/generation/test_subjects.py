@@ -475,6 +475,28 @@ def test_a_follow_up_about_the_one_person_named_is_about_that_person(pipeline):
     assert not reply.abstained and "lailatul.m@ti.uin-malang.ac.id" in reply.answer
 
 
+@pytest.mark.parametrize(("follow_up", "said"), [
+    ("kalo jadwal kegiatannya?", "Jadwal kegiatan"),  # the community's label, which the person's record lacks
+    ("berdirinya tahun brp?", "2012"),
+])
+def test_a_chain_keeps_its_subject_for_what_the_person_it_named_does_not_have(reader, follow_up, said):
+    """"komunitas fun java itu apa?" → "pembinanya siapa?" → "Dosen pembina: <person>": the person is the value
+    of the community's attribute. A next follow-up that asks what the person's record does not hold, but the
+    community's does, is about the community (the chain's subject), not the person and not the study program."""
+    first = asyncio.run(reader.answer("komunitas fun java itu apa?"))
+    history = _history("komunitas fun java itu apa?", first.answer)
+    adviser = asyncio.run(reader.answer("pembinanya siapa?", history))
+    assert "Dosen pembina" in adviser.answer, adviser.answer
+    history += _history("pembinanya siapa?", adviser.answer)
+    reply = asyncio.run(reader.answer(follow_up, history))
+    subject = next(s for s in reply.trace.steps if s["step"] == "subject")
+    assert subject["kind"] == "carry" and subject["entities"] == ["Fun Java"], subject
+    assert not reply.abstained and said in reply.answer and "program studi:" not in reply.answer, reply.answer
+    # the person's own attribute stays the person's
+    email = asyncio.run(reader.answer("emailnya apa?", history))
+    assert next(s for s in email.trace.steps if s["step"] == "subject")["entities"] != ["Fun Java"]
+
+
 def test_who_holds_a_role_is_answered_from_their_own_page(pipeline):
     reply = asyncio.run(pipeline.answer("Siapa ketua program studi?"))
     assert reply.answer == "Ketua Program Studi: Supriyono, M.Kom. [1]"
