@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from generation.compose import list_item, list_start
-from generation.text import holds, normalize, sentences
+from generation.text import holds, normalize, sentences, told_apart
 
 __all__ = ["Quote", "Rest", "column_rows", "item_listing", "list_lines", "other_rows", "quote_span", "row_fields",
            "table_listing"]
@@ -181,8 +181,7 @@ def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fr
     if len(rows) < 2 or not key_stems & asked:
         return None
     rest = asked - key_stems
-    names = [stems(row[0][1]) & rest for row in rows]
-    if any(sum(w in n for n in names) == 1 for w in rest):
+    if told_apart([stems(row[0][1]) for row in rows], rest):
         return None  # a word only one item's name holds ("lab multimedia …"): the question is about that item
     labels = list(dict.fromkeys(label for row in rows for label, _ in row[1:]))
     if not labels:
@@ -224,7 +223,7 @@ def item_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fro
     if not shared & asked:
         return None
     rest = asked - shared
-    if any(sum(w in n for n in names) == 1 for w in rest):
+    if told_apart(names, rest):
         return None  # a word only one item's name holds: the question is about that item
     held = [stems(line) & rest for line in run]
     telling = {w for w in rest if 0 < sum(w in h for h in held) < len(run)}

@@ -30,7 +30,7 @@ from typing import Any
 
 from generation.answer_type import is_list_question
 from generation.compose import ABSTAIN_MESSAGE
-from generation.text import strip_citations, strip_clitics
+from generation.text import strip_citations, strip_clitics, told_apart
 from retrieval.analyzer import Analyzer
 from retrieval.language import RELATIVE
 
@@ -223,9 +223,7 @@ class Inventory:
             return []
         told: list[Entity] = []
         for rows in self._tables:
-            names = [self.stems(e.name) & asked for e in rows]
-            told.extend(e for e, held in zip(rows, names, strict=True)
-                        if any(sum(w in other for other in names) == 1 for w in held))
+            told.extend(rows[k] for k in told_apart([self.stems(e.name) for e in rows], asked))
         return told
 
     def page(self, url: str) -> Entity | None:

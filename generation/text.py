@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 
 from retrieval.aliases import HONORIFICS
 from retrieval.language import (
@@ -32,6 +33,7 @@ from retrieval.language import (
 
 __all__ = [
     "attach_clitics",
+    "told_apart",
     "strip_clitics",
     "anchors",
     "content_words",
@@ -321,3 +323,10 @@ def split_questions(message: str) -> list[str]:
     if len(parts) < 2 or len(parts) > MAX_PARTS:
         return [message]
     return parts
+
+
+def told_apart(names: Sequence[frozenset[str]], asked: Iterable[str]) -> list[int]:
+    """The positions of the ``names`` (each a set of words) that hold a word of ``asked`` no other name holds, in
+    order: "robotika" tells "Klub Robotika" apart from "Klub Musik", "klub" tells neither."""
+    once = {w for w in set(asked) if sum(w in n for n in names) == 1}
+    return [k for k, n in enumerate(names) if n & once]

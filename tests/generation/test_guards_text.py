@@ -10,7 +10,7 @@ import pytest
 from generation.entropy import dragin_confidence, entropy_from_logits, entropy_from_logprobs, mean_entropy
 from generation.guards import check_degenerate, is_template_leak
 from generation.prompts import build_prompt, is_instruction_like, neutralize, strip_injection
-from generation.text import anchors, is_negated, name_words, names_subject, sentences
+from generation.text import anchors, is_negated, name_words, names_subject, sentences, told_apart
 
 
 @pytest.mark.parametrize(
@@ -202,3 +202,13 @@ def test_a_detached_nya_is_the_clitic_of_the_word_before_it(typed, joined):
     from generation.text import attach_clitics
 
     assert attach_clitics(typed) == joined
+
+
+def test_told_apart_finds_the_names_a_word_only_they_hold():
+    """A word of the question that exactly one name holds tells that name apart; a word several names share, or
+    none holds, tells nothing."""
+    names = [frozenset({"klub", "robotika"}), frozenset({"klub", "musik"}), frozenset({"klub", "catur", "musik"})]
+    assert told_apart(names, {"klub", "robotika"}) == [0]
+    assert told_apart(names, {"klub", "musik"}) == []
+    assert told_apart(names, {"catur", "robotika", "renang"}) == [0, 2]
+    assert told_apart(names, set()) == [] and told_apart([], {"klub"}) == []
