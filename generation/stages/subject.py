@@ -191,11 +191,12 @@ class SubjectResolver:
         k = _last_answered(pairs)
         asked, reply = pairs[k]
         ref = refer(question, asked, reply, inventory, formal, expanded)
-        if ref.kind in ("prodi", "none") and ref.why in ("none_has_it", "unknown_attribute") and k > 0 \
-                and not any(set(ref.attribute) & inventory.stems(e.record) for e in ref.entities):
+        attribute = frozenset(ref.attribute)
+        if ref.why in ("none_has_it", "unknown_attribute") and k > 0 \
+                and not any(attribute & inventory.stems(e.record) for e in ref.entities):
             # none of what the last reply named holds any of the attribute: the entity the chain is about may
             # ("pembinanya siapa?" → "Dosen pembina: <person>" → "jadwal kegiatannya?" is the community's)
-            kept = _chain_subject(asked, pairs[k - 1], frozenset(ref.attribute), inventory, formal, expanded)
+            kept = _chain_subject(asked, pairs[k - 1], attribute, inventory, formal, expanded)
             if kept is not None:
                 trace.add("subject", decision="refer", kind="carry", why="chain_subject", attribute=list(ref.attribute),
                           entities=[kept.name])
