@@ -537,17 +537,18 @@ class QueryNormalizer:
         if one in self._unmarked:
             return self._unmarked[one], "loanword"
         # 3. a clitic ("syaratnya" → "syarat"), possibly on a slang base ("milihnya" → "milih" → "memilih"); on a
-        # two-letter base only when it is shorthand the site or the glossary knows ("ipnya" → "ip", not "tanya")
+        # two-letter base only when it is shorthand the site or the glossary knows ("ipnya" → "ip", not "tanya"); a
+        # longer base also when it is shorthand ("dospemnya" → "dospem", written out afterwards)
         for suffix in _CLITICS:
             base = one[: -len(suffix)]
             if not one.endswith(suffix) or len(base) < 2:
                 continue
+            shorthand = base in self.glossary or base in self.aliases.abbreviations
             if len(base) == 2:
-                if suffix == "nya" and (base in self.glossary or base in self.aliases.abbreviations
-                                        or (self.known(base) and base not in FUNCTION_WORDS)):
+                if suffix == "nya" and (shorthand or (self.known(base) and base not in FUNCTION_WORDS)):
                     return base, "clitic"
                 continue
-            if self._ok(base):
+            if self._ok(base) or shorthand:
                 return base, "clitic"
             if self.lexicon.get(base):
                 return self.lexicon[base], "clitic_colloquial"

@@ -315,6 +315,18 @@ def test_clitic_on_a_short_shorthand(vocabulary):
     assert QueryNormalizer(vocabulary=vocabulary).normalize("ipnya brp") == "ipnya berapa"  # "ip" unknown here
 
 
+@pytest.mark.parametrize(("typed", "reader", "search"), [
+    ("siapa dospemnya", "siapa dospem", "siapa dospem dosen pembimbing"),
+    ("matkulnya berapa sks", "matkul berapa sks", "matkul mata kuliah berapa sks"),
+])
+def test_a_clitic_comes_off_glossary_shorthand_of_any_length(normalizer, typed, reader, search):
+    """A clitic on a longer glossary shorthand comes off as on a two-letter one ("ipnya"), and the shorthand is then
+    written out for the search: "dospemnya" was left as typed, so neither the search nor the reader saw "dosen
+    pembimbing"."""
+    assert normalizer.normalize(typed, expand=False) == reader
+    assert normalizer.normalize(typed) == search
+
+
 @pytest.mark.parametrize(("typed", "full"), [("23/24", "2023/2024"), ("2024/25", "2024/2025"), ("19/20", "2019/2020")])
 def test_academic_year_shorthand_is_written_out(normalizer, typed, full):
     """A two-digit academic year ("smt genap 24/25") is the page's "2024/2025"; other slashes stay as typed."""
