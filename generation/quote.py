@@ -188,7 +188,9 @@ def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fr
         return [row[0][1] for row in rows]
     scores = {label: _column_score(rows, label, rest, stems) for label in labels}
     column = max(labels, key=lambda label: (scores[label], -labels.index(label)))
-    # a word of the question that some rows hold and others not ("lantai 3") keeps those rows
+    # a word of the question that some rows hold and others not ("lantai 3") keeps those rows; not a word of the
+    # column's label: it chose the column, and rows whose values repeat it are no narrower answer
+    rest -= stems(column)
     held = [stems(" ".join(v for _, v in row[1:])) & rest for row in rows]
     telling = {w for w in rest if 0 < sum(w in h for h in held) < len(rows)}
     if telling:

@@ -94,6 +94,22 @@ def test_a_list_question_about_a_tables_items_gets_the_table():
     assert table_listing(PAGE, _stems("skripsi apa saja"), _stems, PAGE.index("6 SKS")) is None  # one row, no table
 
 
+def test_the_word_that_chose_the_column_does_not_drop_rows():
+    """ "lomba hadiahnya apa saja": "hadiah" picks the "Hadiah" column; that some rows' values say "hadiah" again
+    and others not must not drop the others from the list (a list short of items reads as the whole list)."""
+    page = ("Lomba tahunan himpunan:\n"
+            "Lomba: Lomba Desain; Hadiah: hadiah uang tunai; Peserta: mahasiswa aktif\n"
+            "Lomba: Lomba Esai; Hadiah: sertifikat dan buku; Peserta: mahasiswa baru\n"
+            "Lomba: Lomba Robot; Hadiah: hadiah trofi; Peserta: tim tiga orang")
+    at = page.index("Lomba Esai")
+    assert table_listing(page, _stems("lomba hadiah apa saja"), _stems, at) == [
+        "Lomba Desain — Hadiah: hadiah uang tunai", "Lomba Esai — Hadiah: sertifikat dan buku",
+        "Lomba Robot — Hadiah: hadiah trofi"]
+    # a word of the question outside the column's label still picks the rows that hold it
+    assert table_listing(page, _stems("lomba hadiah untuk tim apa saja"), _stems, at) == [
+        "Lomba Robot — Hadiah: hadiah trofi"]
+
+
 def test_row_fields_needs_every_part_to_be_a_label_and_value():
     assert row_fields("Kromosom (Greek: chroma; soma: tubuh)") is None
     assert row_fields("A: 1; B: 2") == [("A", "1"), ("B", "2")]
