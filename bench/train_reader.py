@@ -30,6 +30,7 @@ import math
 import os
 import platform
 import random
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -90,20 +91,67 @@ def as_students_type(question: str, rng: random.Random, spellings: dict[str, tup
     return text.rstrip("?").rstrip() if rng.random() < 0.5 else text
 
 
-def load_examples(path: Path, limit: int | None, informal: float = 0.0) -> dict[str, list[dict]]:
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"(])")
+_COPULA = re.compile(r"^(.{3,70}?),? (?:adalah|merupakan|ialah|yaitu|yakni) ")
+
+
+def as_lines(text: str) -> tuple[str, list[int]]:
+    """``text`` laid out as a page of lines: one sentence per line, "X adalah / merupakan / ialah / yaitu / yakni Y"
+    as "X: Y", a sentence's final stop dropped. Also, for each character of ``text``, its index in the new text (-1
+    where it was dropped). A training-data transform (``--lines``), not a rule of the answer path."""
+    cuts = [0] + [x for m in _SENTENCE.finditer(text) for x in (m.start(), m.end())] + [len(text)]
+    out: list[tuple[int, str]] = []
+    for n, (a, b) in enumerate(zip(cuts[::2], cuts[1::2], strict=True)):
+        m = _COPULA.match(text[a:b])
+        if m and len(m.group(1).split()) <= 8:
+            line = [(i, text[i]) for i in range(a, a + len(m.group(1)))] + [(-1, ":"), (-1, " ")]
+            line += [(i, text[i]) for i in range(a + m.end(), b)]
+        else:
+            line = [(i, text[i]) for i in range(a, b)]
+        if line and line[-1][1] == ".":
+            line.pop()
+        out += ([(-1, "\n")] if n else []) + line
+    where = [-1] * len(text)
+    for j, (i, _) in enumerate(out):
+        if i >= 0:
+            where[i] = j
+    return "".join(c for _, c in out), where
+
+
+def moved_start(where: list[int], start: int, length: int) -> int | None:
+    """Where the answer at ``start`` (``length`` characters) begins in :func:`as_lines`' text, or None when the
+    re-layout changed it (it crossed a sentence cut or a copula)."""
+    moved = where[start:start + length]
+    if len(moved) != length or not moved or moved[0] < 0 or moved != list(range(moved[0], moved[0] + length)):
+        return None
+    return moved[0]
+
+
+def load_examples(path: Path, limit: int | None, informal: float = 0.0,
+                  lines: float = 0.0) -> dict[str, list[dict]]:
     """The three parts of the IDK-MRC train file. With ``informal`` > 0 that fraction of the *train* part's
     questions (chosen with a fixed seed) is rewritten as students type (:func:`as_students_type`); dev and check
-    keep the dataset's own questions."""
+    keep the dataset's own questions. With ``lines`` > 0 that fraction of the train part's passages (a fixed seed)
+    also appears laid out in lines (:func:`as_lines`), each question again over it (an answerable one only when its
+    answer survives the re-layout intact)."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     parts: dict[str, list[dict]] = {"train": [], "dev": [], "check": []}
+    laid = random.Random(11)
     for passage in raw:
         context = passage["context"]
         part = "check" if is_check(context) else ("dev" if _is_dev(context) else "train")
+        relaid = as_lines(context) if part == "train" and lines > 0 and laid.random() < lines else None
         for qa in passage["qas"]:
             answers = [(a["text"], int(a["answer_start"])) for a in qa.get("answers", []) if a.get("text")]
+            answerable = not qa.get("is_impossible", False) and bool(answers)
             parts[part].append({"id": qa["id"], "question": qa["question"], "context": context,
-                                "answerable": not qa.get("is_impossible", False) and bool(answers),
-                                "answers": answers})
+                                "answerable": answerable, "answers": answers})
+            if relaid is not None:
+                moved = [(t, moved_start(relaid[1], a, len(t))) for t, a in answers]
+                kept = [(t, a) for t, a in moved if a is not None]
+                if not answerable or kept:
+                    parts[part].append({"id": qa["id"] + "-lines", "question": qa["question"], "context": relaid[0],
+                                        "answerable": answerable, "answers": kept if answerable else []})
     if limit:
         rng = random.Random(0)
         for key in parts:
@@ -154,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--informal", type=float, default=0.5,
                     help="fraction of the train part's questions rewritten as students type (lexicon spellings)")
+    ap.add_argument("--lines", type=float, default=0.0,
+                    help="fraction of the train part's passages also given laid out in lines (as_lines)")
     ap.add_argument("--throughput-only", type=int, default=0, help="time N training windows and stop")
     args = ap.parse_args(argv)
 
@@ -191,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         sig_path.write_text(json.dumps(signature))
         if log_path.exists():
             log_path.unlink()
-    parts = load_examples(train_path(args.train_file), args.smoke or None, args.informal)
+    parts = load_examples(train_path(args.train_file), args.smoke or None, args.informal, args.lines)
     feats = {k: featurize(e5, cfg, v) for k, v in parts.items()}
     log(event="data", **{f"{k}_questions": len(v) for k, v in parts.items()},
         **{f"{k}_windows": len(v) for k, v in feats.items()},

@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.train_reader import featurize, load_examples
 
     idk = featurize(e5, cfg, load_examples(train_path(main_run.get("train_file")), main_run.get("smoke") or None,
-                                           main_run.get("informal", 0.0))["train"])
+                                           main_run.get("informal", 0.0), main_run.get("lines", 0.0))["train"])
     log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
         examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
         replay_per_epoch=min(len(feats), len(idk)), args=vars(args), from_step=state["step"])

@@ -100,6 +100,42 @@ def test_informal_rewrite_touches_only_the_train_part_and_is_fixed_by_the_seed()
                for f, i in zip(formal["train"], informal["train"], strict=True))
 
 
+def test_as_lines_lays_prose_out_in_lines_and_maps_each_character():
+    from bench.train_reader import as_lines, moved_start
+
+    text = "Kota Lama adalah pusat dagang. Pada 1900 kota itu punya 3 pasar. Sungai Biru merupakan batas utara."
+    lines, where = as_lines(text)
+    assert lines == "Kota Lama: pusat dagang\nPada 1900 kota itu punya 3 pasar\nSungai Biru: batas utara"
+    for answer in ("pusat dagang", "1900", "3 pasar", "Sungai Biru"):
+        at = moved_start(where, text.index(answer), len(answer))
+        assert at is not None and lines[at:at + len(answer)] == answer
+    # an answer the re-layout cuts (across a copula, or across a sentence end) does not survive
+    assert moved_start(where, text.index("Lama adalah pusat"), len("Lama adalah pusat")) is None
+    assert moved_start(where, text.index("dagang. Pada"), len("dagang. Pada")) is None
+
+
+def test_relaid_copies_join_only_the_train_part_and_keep_their_answers():
+    from bench.idkmrc import train_path
+    from bench.train_reader import load_examples
+
+    plain = load_examples(train_path(None), None)
+    laid = load_examples(train_path(None), None, 0.0, 0.2)
+    for part in ("dev", "check"):
+        assert laid[part] == plain[part]
+    copies = [e for e in laid["train"] if e["id"].endswith("-lines")]
+    assert [e for e in laid["train"] if not e["id"].endswith("-lines")] == plain["train"]
+    assert 0.1 < len(copies) / len(plain["train"]) < 0.3
+    assert copies == [e for e in load_examples(train_path(None), None, 0.0, 0.2)["train"] if e["id"].endswith("-lines")]
+    originals = {e["id"]: e for e in plain["train"]}
+    for copy in copies:
+        # each kept answer covers the same characters it covered in the passage as written
+        source = originals[copy["id"].removesuffix("-lines")]
+        where = dict(source["answers"])
+        assert all(copy["context"][at:at + len(text)] == source["context"][where[text]:where[text] + len(text)]
+                   for text, at in copy["answers"])
+        assert copy["answerable"] == bool(copy["answers"]) and copy["question"] == source["question"]
+
+
 def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke, tmp_path):
     """``bench.train_reader_site`` after the smoke run (CI): the sample site crawled and indexed, a few of its dev
     items read as windows, one epoch with the main run's IDK-MRC windows replayed, the export; with ``--folds``,

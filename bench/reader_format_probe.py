@@ -1,0 +1,86 @@
+"""Does the reader lose its footing when a passage is laid out in lines instead of prose?
+
+Study-programme pages are "Label: value" lines, IDK-MRC is Wikipedia prose, and on the sample site the reader's
+"no answer" score often sits near its ceiling. Before training on passages re-laid in lines, this probe measures
+whether the layout alone moves the shipped reader: each passage of the IDK-MRC tune split's dev part
+(``bench.train_reader._is_dev``; the check split is not read) is read as it is and again one sentence per line, a
+sentence of the form "X adalah Y" written "X: Y" (``bench.train_reader.as_lines``). Only answerable questions whose
+gold answers survive the re-layout intact are kept, so both readings ask the same question of the same words.
+
+For each layout: the span correct with no threshold (it holds a gold answer, or a gold answer holds it), the mean
+calibrated probability, and (answered correctly, unanswerable refused) at the shipped selector's threshold on the
+span's own probability. The re-layout is a probe of the training data, not a rule of the answer path.
+
+    python -m bench.reader_format_probe [--limit 300] [--out docs/...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+from bench.idkmrc import is_check, train_path
+from bench.train_reader import _is_dev, as_lines, moved_start
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--limit", type=int, default=300, help="answerable and unanswerable questions each")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from generation.reader.reader import Reader
+
+    answerable, unanswerable = [], []
+    for passage in json.loads(train_path().read_text(encoding="utf-8")):
+        context = passage["context"]
+        if is_check(context) or not _is_dev(context):
+            continue
+        lines, where = as_lines(context)
+        for qa in passage["qas"]:
+            answers = [a for a in qa.get("answers", []) if a.get("text")]
+            if qa.get("is_impossible") or not answers:
+                unanswerable.append((qa["question"], context, lines, []))
+            elif all(moved_start(where, int(a["answer_start"]), len(a["text"])) is not None for a in answers):
+                answerable.append((qa["question"], context, lines, [a["text"] for a in answers]))
+    rng = random.Random(args.seed)
+    rng.shuffle(answerable)
+    rng.shuffle(unanswerable)
+    answerable, unanswerable = answerable[:args.limit], unanswerable[:args.limit]
+    reader = Reader()
+    threshold = reader.config.threshold
+    started = time.time()
+    report = {"questions": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
+              "threshold": threshold}
+    for layout, col in (("prose", 1), ("lines", 2)):
+        right, p_ans, p_una = [], [], []
+        for item in answerable:
+            span = reader.read(item[0], [item[col]])[0]
+            ok = span is not None and any(_norm(g) in _norm(span.text) or _norm(span.text) in _norm(g)
+                                          for g in item[3])
+            right.append((ok, span.p if span else 0.0))
+            p_ans.append(span.p if span else 0.0)
+        for item in unanswerable:
+            span = reader.read(item[0], [item[col]])[0]
+            p_una.append(span.p if span else 0.0)
+        report[layout] = {
+            "span_correct": round(sum(ok for ok, _ in right) / len(right), 4),
+            "mean_p_answerable": round(sum(p_ans) / len(p_ans), 4),
+            "mean_p_unanswerable": round(sum(p_una) / len(p_una), 4),
+            "answered_correctly": round(sum(ok and p >= threshold for ok, p in right) / len(right), 4),
+            "refused": round(sum(p < threshold for p in p_una) / len(p_una), 4),
+        }
+    report["seconds"] = round(time.time() - started, 1)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
