@@ -11,7 +11,7 @@ For each layout: the span correct with no threshold (it holds a gold answer, or 
 calibrated probability, and (answered correctly, unanswerable refused) at the shipped selector's threshold on the
 span's own probability. The re-layout is a probe of the training data, not a rule of the answer path.
 
-    python -m bench.reader_format_probe [--limit 300] [--out docs/...]
+    python -m bench.reader_format_probe [--limit 300] [--seed 0]     # prints the figures as JSON
 """
 
 from __future__ import annotations
@@ -60,19 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     report = {"questions": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
               "threshold": threshold}
     for layout, col in (("prose", 1), ("lines", 2)):
-        right, p_ans, p_una = [], [], []
+        right, p_una = [], []
         for item in answerable:
             span = reader.read(item[0], [item[col]])[0]
             ok = span is not None and any(_norm(g) in _norm(span.text) or _norm(span.text) in _norm(g)
                                           for g in item[3])
             right.append((ok, span.p if span else 0.0))
-            p_ans.append(span.p if span else 0.0)
         for item in unanswerable:
             span = reader.read(item[0], [item[col]])[0]
             p_una.append(span.p if span else 0.0)
         report[layout] = {
             "span_correct": round(sum(ok for ok, _ in right) / len(right), 4),
-            "mean_p_answerable": round(sum(p_ans) / len(p_ans), 4),
+            "mean_p_answerable": round(sum(p for _, p in right) / len(right), 4),
             "mean_p_unanswerable": round(sum(p_una) / len(p_una), 4),
             "answered_correctly": round(sum(ok and p >= threshold for ok, p in right) / len(right), 4),
             "refused": round(sum(p < threshold for p in p_una) / len(p_una), 4),
