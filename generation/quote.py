@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from generation.compose import list_item, list_start
 from generation.text import holds, normalize, sentences, told_apart
@@ -18,6 +19,7 @@ __all__ = ["Quote", "Rest", "column_rows", "item_listing", "list_lines", "other_
 
 # a table row as the extractor writes it: "Label: value; Label: value" (sync_jobs/html_blocks.py)
 _FIELD_SEP = "; "
+_T = TypeVar("_T")
 _LEAD = re.compile(r"^[\s\-–—•·*>]+")  # bullets and dashes that open a line fragment
 
 
@@ -191,10 +193,7 @@ def table_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fr
     # a word of the question that some rows hold and others not ("lantai 3") keeps those rows; not a word of the
     # column's label: it chose the column, and rows whose values repeat it are no narrower answer
     rest -= stems(column)
-    held = [stems(" ".join(v for _, v in row[1:])) & rest for row in rows]
-    telling = {w for w in rest if 0 < sum(w in h for h in held) < len(rows)}
-    if telling:
-        rows = [row for row, h in zip(rows, held, strict=True) if h & telling]
+    rows = _narrowed(rows, [stems(" ".join(v for _, v in row[1:])) for row in rows], rest)
     return [_with_column(row, column) for row in rows]
 
 
@@ -227,9 +226,15 @@ def item_listing(passage: str, asked: frozenset[str], stems: Callable[[str], fro
     rest = asked - shared
     if told_apart(names, rest):
         return None  # a word only one item's name holds: the question is about that item
-    held = [stems(line) & rest for line in run]
-    telling = {w for w in rest if 0 < sum(w in h for h in held) < len(run)}
-    return [line for line, h in zip(run, held, strict=True) if h & telling] if telling else run
+    return _narrowed(run, [stems(line) for line in run], rest)
+
+
+def _narrowed(items: Sequence[_T], words: Sequence[frozenset[str]], asked: frozenset[str]) -> list[_T]:
+    """The ``items`` (each with its ``words``) that hold a word of ``asked`` some items hold and others not ("lab
+    di lantai 3"); all of them when no word of ``asked`` tells items apart that way."""
+    held = [w & asked for w in words]
+    telling = {w for w in asked if 0 < sum(w in h for h in held) < len(items)}
+    return [item for item, h in zip(items, held, strict=True) if h & telling] if telling else list(items)
 
 
 def _with_column(row: Sequence[tuple[str, str]], label: str) -> str:
