@@ -1,4 +1,5 @@
-"""Does the reader lose its footing when a passage is laid out in lines instead of prose?
+"""Does the reader lose its footing when a passage is laid out in lines instead of prose, or when the question is
+worded as students type it?
 
 Study-programme pages are "Label: value" lines, IDK-MRC is Wikipedia prose, and on the sample site the reader's
 "no answer" score often sits near its ceiling. Before training on passages re-laid in lines, this probe measures
@@ -11,7 +12,11 @@ For each layout: the span correct with no threshold (it holds a gold answer, or 
 calibrated probability, and (answered correctly, unanswerable refused) at the shipped selector's threshold on the
 span's own probability. The re-layout is a probe of the training data, not a rule of the answer path.
 
-    python -m bench.reader_format_probe [--limit 300] [--seed 0]     # prints the figures as JSON
+The same figures are then given for the question's word order, on the prose passages and on the sampled questions
+that open with a question word: as written, with the question word at the end, and without it
+(``bench.train_reader.asked_forms``: "Di mana letak X?", "letak X di mana?", "letak X").
+
+    python -m bench.reader_format_probe [--limit 300] [--seed 0] [--model DIR]     # prints the figures as JSON
 """
 
 from __future__ import annotations
@@ -23,17 +28,39 @@ import sys
 import time
 
 from bench.idkmrc import is_check, train_path
-from bench.train_reader import _is_dev, as_lines, moved_start
+from bench.train_reader import _is_dev, as_lines, asked_forms, moved_start
 
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def figures(reader, answerable: list[tuple[str, str, list[str]]], unanswerable: list[tuple[str, str]]) -> dict:
+    """``reader`` on (question, passage, gold answers) and (question, passage): the span correct with no threshold,
+    the mean probabilities, and both shares at the shipped threshold on the span's own probability."""
+    threshold = reader.config.threshold
+    right, p_una = [], []
+    for question, passage, golds in answerable:
+        span = reader.read(question, [passage])[0]
+        ok = span is not None and any(_norm(g) in _norm(span.text) or _norm(span.text) in _norm(g) for g in golds)
+        right.append((ok, span.p if span else 0.0))
+    for question, passage in unanswerable:
+        span = reader.read(question, [passage])[0]
+        p_una.append(span.p if span else 0.0)
+    return {
+        "span_correct": round(sum(ok for ok, _ in right) / max(len(right), 1), 4),
+        "mean_p_answerable": round(sum(p for _, p in right) / max(len(right), 1), 4),
+        "mean_p_unanswerable": round(sum(p_una) / max(len(p_una), 1), 4),
+        "answered_correctly": round(sum(ok and p >= threshold for ok, p in right) / max(len(right), 1), 4),
+        "refused": round(sum(p < threshold for p in p_una) / max(len(p_una), 1), 4),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limit", type=int, default=300, help="answerable and unanswerable questions each")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", default=None, help="a reader's directory (default: the shipped one)")
     args = ap.parse_args(argv)
 
     from generation.reader.reader import Reader
@@ -54,28 +81,20 @@ def main(argv: list[str] | None = None) -> int:
     rng.shuffle(answerable)
     rng.shuffle(unanswerable)
     answerable, unanswerable = answerable[:args.limit], unanswerable[:args.limit]
-    reader = Reader()
-    threshold = reader.config.threshold
+    reader = Reader(args.model)
     started = time.time()
-    report = {"questions": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
-              "threshold": threshold}
+    report: dict = {"questions": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
+                    "threshold": reader.config.threshold}
     for layout, col in (("prose", 1), ("lines", 2)):
-        right, p_una = [], []
-        for item in answerable:
-            span = reader.read(item[0], [item[col]])[0]
-            ok = span is not None and any(_norm(g) in _norm(span.text) or _norm(span.text) in _norm(g)
-                                          for g in item[3])
-            right.append((ok, span.p if span else 0.0))
-        for item in unanswerable:
-            span = reader.read(item[0], [item[col]])[0]
-            p_una.append(span.p if span else 0.0)
-        report[layout] = {
-            "span_correct": round(sum(ok for ok, _ in right) / len(right), 4),
-            "mean_p_answerable": round(sum(p for _, p in right) / len(right), 4),
-            "mean_p_unanswerable": round(sum(p_una) / len(p_una), 4),
-            "answered_correctly": round(sum(ok and p >= threshold for ok, p in right) / len(right), 4),
-            "refused": round(sum(p < threshold for p in p_una) / len(p_una), 4),
-        }
+        report[layout] = figures(reader, [(q[0], q[col], q[3]) for q in answerable],
+                                 [(q[0], q[col]) for q in unanswerable])
+    asked_a = [(q, asked_forms(q[0])) for q in answerable if asked_forms(q[0])]
+    asked_u = [(q, asked_forms(q[0])) for q in unanswerable if asked_forms(q[0])]
+    report["asked"] = {"questions": {"answerable": len(asked_a), "unanswerable": len(asked_u)}}
+    for name, pick in (("as_written", lambda q, f: q[0]), ("word_at_end", lambda q, f: f[0]),
+                       ("no_question_word", lambda q, f: f[1])):
+        report["asked"][name] = figures(reader, [(pick(q, f), q[1], q[3]) for q, f in asked_a],
+                                        [(pick(q, f), q[1]) for q, f in asked_u])
     report["seconds"] = round(time.time() - started, 1)
     print(json.dumps(report, indent=2))
     return 0

@@ -91,6 +91,29 @@ def as_students_type(question: str, rng: random.Random, spellings: dict[str, tup
     return text.rstrip("?").rstrip() if rng.random() < 0.5 else text
 
 
+_ASKED = re.compile(r"^\s*(di ?mana|ke ?mana|dari ?mana|apakah|apa|siapakah|siapa|kapankah|kapan|berapakah|berapa|"
+                    r"bagaimanakah|bagaimana|mengapa|kenapa)\s+(\S.*?)\s*(\??)\s*$", re.IGNORECASE)
+
+
+def asked_forms(question: str) -> tuple[str, str] | None:
+    """A question that opens with a question word, in the two orders students type: the word at the end ("Di mana
+    letak X?" → "letak X di mana?", "Siapakah …" → "… siapa") and without it, as typed into a search box
+    ("letak X"). None for any other question."""
+    m = _ASKED.match(question)
+    if m is None:
+        return None
+    rest = m.group(2).rstrip("?").rstrip()
+    word = m.group(1).lower().removesuffix("kah")
+    return f"{rest} {word}{m.group(3)}", rest
+
+
+def as_students_ask(question: str, rng: random.Random) -> str:
+    """The question in one of :func:`asked_forms`' orders, even odds; any other question stays as written. A
+    training-data transform (``--asked``), not a rule of the answer path."""
+    forms = asked_forms(question)
+    return question if forms is None else forms[0 if rng.random() < 0.5 else 1]
+
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"(])")
 _COPULA = re.compile(r"^(.{3,70}?),? (?:adalah|merupakan|ialah|yaitu|yakni) ")
 
@@ -128,12 +151,13 @@ def moved_start(where: list[int], start: int, length: int) -> int | None:
 
 
 def load_examples(path: Path, limit: int | None, informal: float = 0.0,
-                  lines: float = 0.0) -> dict[str, list[dict]]:
+                  lines: float = 0.0, asked: float = 0.0) -> dict[str, list[dict]]:
     """The three parts of the IDK-MRC train file. With ``informal`` > 0 that fraction of the *train* part's
     questions (chosen with a fixed seed) is rewritten as students type (:func:`as_students_type`); dev and check
     keep the dataset's own questions. With ``lines`` > 0 that fraction of the train part's passages (a fixed seed)
     also appears laid out in lines (:func:`as_lines`), each question again over it (an answerable one only when its
-    answer survives the re-layout intact)."""
+    answer survives the re-layout intact). With ``asked`` > 0 that fraction of the train part's questions (a fixed
+    seed) is put in the word order students type (:func:`as_students_ask`) before the informal rewrite."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     parts: dict[str, list[dict]] = {"train": [], "dev": [], "check": []}
     laid = random.Random(11)
@@ -157,6 +181,11 @@ def load_examples(path: Path, limit: int | None, informal: float = 0.0,
         for key in parts:
             rng.shuffle(parts[key])
             parts[key] = parts[key][:limit]
+    if asked > 0:
+        order = random.Random(17)
+        for ex in parts["train"]:
+            if order.random() < asked:
+                ex["question"] = as_students_ask(ex["question"], order)
     if informal > 0:
         rng, spellings = random.Random(7), informal_spellings()
         for ex in parts["train"]:
@@ -204,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="fraction of the train part's questions rewritten as students type (lexicon spellings)")
     ap.add_argument("--lines", type=float, default=0.0,
                     help="fraction of the train part's passages also given laid out in lines (as_lines)")
+    ap.add_argument("--asked", type=float, default=0.0,
+                    help="fraction of the train part's questions put in students' word order (as_students_ask)")
     ap.add_argument("--throughput-only", type=int, default=0, help="time N training windows and stop")
     args = ap.parse_args(argv)
 
@@ -241,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         sig_path.write_text(json.dumps(signature))
         if log_path.exists():
             log_path.unlink()
-    parts = load_examples(train_path(args.train_file), args.smoke or None, args.informal, args.lines)
+    parts = load_examples(train_path(args.train_file), args.smoke or None, args.informal, args.lines,
+                          args.asked)
     feats = {k: featurize(e5, cfg, v) for k, v in parts.items()}
     log(event="data", **{f"{k}_questions": len(v) for k, v in parts.items()},
         **{f"{k}_windows": len(v) for k, v in feats.items()},

@@ -100,6 +100,46 @@ def test_informal_rewrite_touches_only_the_train_part_and_is_fixed_by_the_seed()
                for f, i in zip(formal["train"], informal["train"], strict=True))
 
 
+def test_as_students_ask_moves_the_question_word_to_the_end_or_drops_it():
+    import random
+
+    from bench.train_reader import as_students_ask
+
+    forms = {as_students_ask("Di mana letak Candi Borobudur?", random.Random(s)) for s in range(40)}
+    assert forms == {"letak Candi Borobudur di mana?", "letak Candi Borobudur"}
+    assert {as_students_ask("siapa pendiri kerajaan majapahit", random.Random(s)) for s in range(40)} == {
+        "pendiri kerajaan majapahit siapa", "pendiri kerajaan majapahit"}
+    # a question that does not open with a question word, or is nothing but one, stays as it is
+    assert as_students_ask("Candi Borobudur dibangun oleh siapa?", random.Random(0)) == \
+        "Candi Borobudur dibangun oleh siapa?"
+    assert as_students_ask("Apa?", random.Random(0)) == "Apa?"
+    # at the end a question word loses its formal "-kah"
+    assert {as_students_ask("Siapakah penemu telepon?", random.Random(s)) for s in range(40)} == {
+        "penemu telepon siapa?", "penemu telepon"}
+
+
+def test_asked_forms_touch_only_the_train_part_and_are_fixed_by_the_seed():
+    from bench.idkmrc import train_path
+    from bench.train_reader import load_examples
+
+    plain = load_examples(train_path(None), None)
+    asked = load_examples(train_path(None), None, 0.0, 0.0, 0.4)
+    assert asked == load_examples(train_path(None), None, 0.0, 0.0, 0.4)
+    for part in ("dev", "check"):
+        assert asked[part] == plain[part]
+    changed = [(p["question"], a["question"]) for p, a in zip(plain["train"], asked["train"], strict=True)
+               if p["question"] != a["question"]]
+    assert 0.2 < len(changed) / len(plain["train"]) < 0.4
+    # the words stay the dataset's own: a changed question is the original's words, one question word moved or gone
+    for before, after in changed:
+        words = before.lower().strip().rstrip("?").split()
+        now = after.lower().strip().rstrip("?").split()
+        words[0] = words[0].removesuffix("kah")
+        assert now == words[1:] + words[:1] or now == words[1:] or now == words[2:] + words[:2] or now == words[2:]
+    assert all((p["context"], p["answers"]) == (a["context"], a["answers"])
+               for p, a in zip(plain["train"], asked["train"], strict=True))
+
+
 def test_as_lines_lays_prose_out_in_lines_and_maps_each_character():
     from bench.train_reader import as_lines, moved_start
 
