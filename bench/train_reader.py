@@ -35,6 +35,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -194,6 +195,14 @@ def load_examples(path: Path, limit: int | None, informal: float = 0.0,
     return parts
 
 
+def run_examples(run: dict[str, Any]) -> dict[str, list[dict]]:
+    """The examples of a main run, from its arguments (``vars(args)``, or the ``signature.json`` its work directory
+    keeps): the one place that turns a run's data options into its data, so the in-domain step replays exactly the
+    questions the main run trained on."""
+    return load_examples(train_path(run.get("train_file")), run.get("smoke") or None, run.get("informal", 0.0),
+                         run.get("lines", 0.0), run.get("asked", 0.0))
+
+
 def featurize(e5: E5File, cfg: ReaderConfig, examples: list[dict]) -> list[Window]:
     out: list[Window] = []
     for ex in examples:
@@ -272,8 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         sig_path.write_text(json.dumps(signature))
         if log_path.exists():
             log_path.unlink()
-    parts = load_examples(train_path(args.train_file), args.smoke or None, args.informal, args.lines,
-                          args.asked)
+    parts = run_examples(vars(args))
     feats = {k: featurize(e5, cfg, v) for k, v in parts.items()}
     log(event="data", **{f"{k}_questions": len(v) for k, v in parts.items()},
         **{f"{k}_windows": len(v) for k, v in feats.items()},

@@ -166,11 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     upper = tm.Upper(e5, cfg.frozen_layers)
     upper.load_state_dict(state["model"])
     # the replayed IDK-MRC windows need their own Window records: rebuild them as the main run did
-    from bench.idkmrc import train_path
-    from bench.train_reader import featurize, load_examples
+    from bench.train_reader import featurize, run_examples
 
-    idk = featurize(e5, cfg, load_examples(train_path(main_run.get("train_file")), main_run.get("smoke") or None,
-                                           main_run.get("informal", 0.0), main_run.get("lines", 0.0))["train"])
+    idk = featurize(e5, cfg, run_examples(main_run)["train"])
+    if len(idk) != len(replay_cache) or any(len(w.ids) != c.shape[0] for w, c in zip(idk, replay_cache, strict=False)):
+        raise SystemExit(f"the main run's train windows could not be rebuilt as it made them ({len(idk)} rebuilt, "
+                         f"{len(replay_cache)} cached in {cache_file}): its data options are {main_run}")
     log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
         examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
         replay_per_epoch=min(len(feats), len(idk)), args=vars(args), from_step=state["step"])

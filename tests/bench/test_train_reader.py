@@ -29,7 +29,7 @@ def smoke(tmp_path_factory) -> Path:
     out.mkdir()
     work.mkdir()
     run = subprocess.run([sys.executable, "-m", "bench.train_reader", "--smoke", "24", "--epochs", "1",
-                          "--out", str(out), "--work", str(work), "--threads", "2"],
+                          "--asked", "0.5", "--out", str(out), "--work", str(work), "--threads", "2"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     return out
@@ -40,6 +40,8 @@ def test_smoke_run_writes_weights_card_and_log(smoke):
     assert meta["sha256"] == sha256_of(smoke / WEIGHTS_FILE)
     card = (smoke / "MODEL_CARD.md").read_text(encoding="utf-8")
     assert "SMOKE RUN" in card and meta["sha256"] in card and "MIT" in card
+    # the data transforms the run used are named, each with the function that does it
+    assert "as_students_type" in card and "as_students_ask" in card and "as_lines" not in card
     events = [json.loads(line)["event"] for line in (smoke / "train_log.jsonl").read_text().splitlines()]
     assert events[0] == "data" and {"cache", "epoch", "final", "exported"} <= set(events)
 
@@ -198,6 +200,24 @@ def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke,
     assert 0 < data["examples"] <= 6 * 3 and data["windows"] >= data["examples"]
     assert data["args"]["informal"] == 0.0
     assert [r["event"] for r in rows][-2:] == ["site_epoch", "site_exported"]
+
+
+def test_the_in_domain_step_refuses_to_replay_windows_unlike_the_main_runs(smoke, tmp_path):
+    """The step replays the main run's cached IDK-MRC windows with labels it rebuilds from the run's data options
+    (``train_reader.run_examples``). Rebuilt with other options (here: the smoke run's ``--asked`` forgotten), the
+    labels would point at other tokens, so the step stops and says why instead of training on them."""
+    import shutil
+
+    out, work = tmp_path / "site", tmp_path / "work"
+    shutil.copytree(smoke, out)
+    shutil.copytree(smoke.parent / "work", work)
+    signature = json.loads((work / "signature.json").read_text(encoding="utf-8"))
+    assert signature["asked"] == 0.5
+    (work / "signature.json").write_text(json.dumps({**signature, "asked": 0.0}), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "bench.train_reader_site", "--out", str(out), "--work", str(work),
+                          "--smoke", "6", "--epochs", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode != 0
+    assert "could not be rebuilt" in run.stderr
 
 
 def test_site_step_oof_reads_the_left_out_fold_with_the_step_reader(smoke, tmp_path):
