@@ -64,8 +64,8 @@ def write_card(out_dir: Path) -> None:
            "\"X adalah Y\" (or merupakan, ialah, yaitu, yakni) as \"X: Y\" (`bench.train_reader.as_lines`); an "
            "answerable question only where its answer survived the re-layout intact."]
           if getattr(args, "lines", 0.0) else []),
-        *([f"- Before that rewrite, {getattr(args, 'asked', 0.0):.0%} of the train part's questions (another fixed "
-           "seed) were put in the word order students type: one that opens with a question word has it at the end "
+        *([f"- {getattr(args, 'asked', 0.0):.0%} of the train part's questions (another fixed seed) were put in the "
+           "word order students type, before any lexicon rewrite: one that opens with a question word has it at the end "
            "(\"letak X di mana?\") or left out (\"letak X\"), even odds (`bench.train_reader.as_students_ask`)."]
           if getattr(args, "asked", 0.0) else []),
         "- Trained on train only. Dev gave the per-epoch figures, the calibration and the threshold. Check was read "

@@ -22,10 +22,13 @@ that open with a question word: as written, with the question word at the end, a
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from bench.idkmrc import is_check, train_path
 from bench.train_reader import _is_dev, as_lines, asked_forms, moved_start
@@ -35,17 +38,18 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def figures(reader, answerable: list[tuple[str, str, list[str]]], unanswerable: list[tuple[str, str]]) -> dict:
-    """``reader`` on (question, passage, gold answers) and (question, passage): the span correct with no threshold,
-    the mean probabilities, and both shares at the shipped threshold on the span's own probability."""
-    threshold = reader.config.threshold
+def figures(read: Callable[[str, str], Any], threshold: float, answerable: list[tuple[str, str, list[str]]],
+            unanswerable: list[tuple[str, str]]) -> dict:
+    """``read(question, passage)`` (the reader's span or None) on (question, passage, gold answers) and (question,
+    passage): the span correct with no threshold, the mean probabilities, and both shares at ``threshold`` on the
+    span's own probability."""
     right, p_una = [], []
     for question, passage, golds in answerable:
-        span = reader.read(question, [passage])[0]
+        span = read(question, passage)
         ok = span is not None and any(_norm(g) in _norm(span.text) or _norm(span.text) in _norm(g) for g in golds)
         right.append((ok, span.p if span else 0.0))
     for question, passage in unanswerable:
-        span = reader.read(question, [passage])[0]
+        span = read(question, passage)
         p_una.append(span.p if span else 0.0)
     return {
         "span_correct": round(sum(ok for ok, _ in right) / max(len(right), 1), 4),
@@ -82,18 +86,24 @@ def main(argv: list[str] | None = None) -> int:
     rng.shuffle(unanswerable)
     answerable, unanswerable = answerable[:args.limit], unanswerable[:args.limit]
     reader = Reader(args.model)
+    threshold = reader.config.threshold
+
+    @functools.cache
+    def read(question: str, passage: str) -> Any:  # the questions as written over prose are read once, for both blocks
+        return reader.read(question, [passage])[0]
+
     started = time.time()
     report: dict = {"questions": {"answerable": len(answerable), "unanswerable": len(unanswerable)},
-                    "threshold": reader.config.threshold}
+                    "threshold": threshold}
     for layout, col in (("prose", 1), ("lines", 2)):
-        report[layout] = figures(reader, [(q[0], q[col], q[3]) for q in answerable],
+        report[layout] = figures(read, threshold, [(q[0], q[col], q[3]) for q in answerable],
                                  [(q[0], q[col]) for q in unanswerable])
-    asked_a = [(q, asked_forms(q[0])) for q in answerable if asked_forms(q[0])]
-    asked_u = [(q, asked_forms(q[0])) for q in unanswerable if asked_forms(q[0])]
+    asked_a = [(q, f) for q in answerable if (f := asked_forms(q[0]))]
+    asked_u = [(q, f) for q in unanswerable if (f := asked_forms(q[0]))]
     report["asked"] = {"questions": {"answerable": len(asked_a), "unanswerable": len(asked_u)}}
     for name, pick in (("as_written", lambda q, f: q[0]), ("word_at_end", lambda q, f: f[0]),
                        ("no_question_word", lambda q, f: f[1])):
-        report["asked"][name] = figures(reader, [(pick(q, f), q[1], q[3]) for q, f in asked_a],
+        report["asked"][name] = figures(read, threshold, [(pick(q, f), q[1], q[3]) for q, f in asked_a],
                                         [(pick(q, f), q[1]) for q, f in asked_u])
     report["seconds"] = round(time.time() - started, 1)
     print(json.dumps(report, indent=2))
