@@ -67,6 +67,12 @@ def render_facts(constraints: dict[str, Any], rows: Sequence[dict[str, Any]]) ->
             names = list(dict.fromkeys(str(r.get("name")) for r in lecturers))
             count = f" ({len(names)})" if len(names) > 1 else ""
             parts.append(_full_stop(f"Dosen pengampu {constraints['teaches']}{count}: " + "; ".join(names)))
+            # the fields the question asked of them ("email dosen yang mengajar X"), said missing where a page lacks one
+            for field in constraints.get("field") or ():
+                for name in names:
+                    held = [r for r in lecturers if r.get("name") == name and r.get("field") == field]
+                    parts += [_full_stop(f"{field} {name}: {r.get('value')}") for r in held] or [
+                        f"{field} {name} tidak tercantum di halamannya."]
         elif "ask_role" in constraints:  # the pipeline asks back (generation/subjects.py); this is its fallback text
             parts.append("; ".join(f"{r.get('value')}: {r.get('name')}" for r in lecturers) + ".")
         elif "role" in constraints and "name" not in constraints:

@@ -355,8 +355,13 @@ class FactsTable:
         if self.courses and self.lecturers and _asks_teacher(words):
             course = self._course_named(q)
             if course is not None:
-                # who teaches a named course; nobody listing it is no answer (retrieval takes it), never "tidak ada"
-                return self._lookup_teachers(course)
+                # who teaches a named course; nobody listing it is no answer (retrieval takes it), never "tidak ada".
+                # A field the question names ("email dosen yang mengajar X") is asked of those lecturers; the fields
+                # that list courses, the area fields and the name are no such attribute
+                wset = set(words)
+                wanted = [f for f in self.field_names if _names_field(f, wset) and not _COURSE_FIELD.search(f)
+                          and not set(_words(f)) & set(_FIELD_KEYWORDS) and _norm(f).strip() not in {"nama", "name"}]
+                return self._lookup_teachers(course, wanted)
         result = self._lookup_courses(q, words) if self.courses else FactsResult()
         if result.constraints:
             return result
@@ -444,10 +449,11 @@ class FactsTable:
                 return True
         return False
 
-    def _lookup_teachers(self, course: dict[str, object]) -> FactsResult:
+    def _lookup_teachers(self, course: dict[str, object], wanted: Sequence[str] = ()) -> FactsResult:
         """The lecturers whose course-listing field lists ``course``. A field whose name says it lists courses
         ("Mata Kuliah", "Pengampu", ...) is preferred; when no lecturer has one, any field but the area fields
-        (bidang, keahlian, riset, ...) whose value lists the course."""
+        (bidang, keahlian, riset, ...) whose value lists the course. With ``wanted`` fields, each lecturer's rows
+        of those fields follow the teaching rows (constraint ``field``)."""
         has_course_field = any(_COURSE_FIELD.search(f) for f in self.field_names)
         rows: list[dict[str, object]] = []
         for lec in self.lecturers:
@@ -465,7 +471,15 @@ class FactsTable:
         constraints: dict[str, object] = {"teaches": str(course["name"])}
         names = "; ".join(str(r["name"]) for r in rows[:15])
         end = "" if names.endswith(".") else "."
-        return _result(rows, constraints, f"Dosen pengampu {course['name']}: {names}{end}{_sources(rows)}")
+        text = f"Dosen pengampu {course['name']}: {names}{end}"
+        if wanted:
+            constraints["field"] = list(wanted)
+            people = {lec.doc_id: lec for lec in self.lecturers}
+            asked = [_lecturer_row(people[str(r["doc_id"])], f, v) for r in rows
+                     for f, v in people[str(r["doc_id"])].fields if f in wanted]
+            rows += asked
+            text += " " + " ".join(f"{r['field']} {r['name']}: {r['value']}." for r in asked)
+        return _result(rows, constraints, text + _sources(rows))
 
     def _lookup_lecturers(self, q: str, words: list[str]) -> FactsResult:
         wset = set(words)

@@ -195,6 +195,36 @@ def test_course_and_lecturer_questions_without_teaching_are_unchanged(tmp_path):
         "Dr. Gilang Wiratmoko, M.Kom."]
 
 
+@pytest.mark.parametrize("question", [
+    "email dosen yang mengajar kriptografi terapan apa",
+    "emailnya dosen pengampu kriptografi terapan",
+    "email dosen yg ngajar kriptografi terapan",
+])
+def test_an_attribute_of_the_lecturers_who_teach_a_course(tmp_path, question):
+    """ "email dosen yang mengajar X" asks for the teachers' email, not for their names alone; a teacher whose page
+    has no such field is said to have none listed."""
+    from generation.facts_render import facts_usable, render_facts
+
+    result = _teaching_table(tmp_path).lookup(question)
+    assert result.constraints == {"teaches": "Kriptografi Terapan", "field": ["Email"]}, question
+    assert [(r["name"], r["field"]) for r in result.rows] == [
+        ("Dr. Gilang Wiratmoko, M.Kom.", "Mata Kuliah"), ("Kinanti Larasati, M.T.", "Mata Kuliah"),
+        ("Kinanti Larasati, M.T.", "Email")]
+    assert facts_usable(result.constraints, result.rows, question)
+    assert render_facts(result.constraints, list(result.rows)) == (
+        "Dosen pengampu Kriptografi Terapan (2): Dr. Gilang Wiratmoko, M.Kom.; Kinanti Larasati, M.T.\n"
+        "Email Dr. Gilang Wiratmoko, M.Kom. tidak tercantum di halamannya.\n"
+        "Email Kinanti Larasati, M.T.: kinanti@kampus.test.")
+    assert "Email Kinanti Larasati, M.T.: kinanti@kampus.test" in result.text
+
+
+def test_naming_the_course_field_asks_for_no_attribute(tmp_path):
+    # "mata kuliah" names the course-listing field and "nama" the name: neither is an attribute asked for
+    table = _teaching_table(tmp_path)
+    for question in ("siapa dosen pengampu mata kuliah kriptografi terapan", "nama dosen yang mengajar kriptografi terapan"):
+        assert table.lookup(question).constraints == {"teaches": "Kriptografi Terapan"}, question
+
+
 def test_who_teaches_rendering_and_usability(tmp_path):
     from generation.facts_render import facts_usable, render_facts
 
