@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.idkmrc import is_check, load_passages
+from bench.train_reader import asked_forms
 from generation.smalltalk import (
     DEFAULT_PATH,
     INTENTS,
@@ -60,8 +61,8 @@ from generation.smalltalk import (
     featurize,
 )
 
-__all__ = ["EVAL_SETS", "SEEDS", "build_questions", "build_smalltalk", "eval_messages", "idkmrc_parts", "lexicon_path",
-           "load_lexicon", "main", "split_spellings", "squash"]
+__all__ = ["EVAL_SETS", "SEEDS", "build_questions", "build_smalltalk", "demonstrative", "eval_messages", "idkmrc_parts",
+           "lexicon_path", "load_lexicon", "main", "split_spellings", "squash"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_LEXICON = ROOT.parent / "shared" / "data" / "colloquial-id" / "lexicon.csv"
@@ -422,8 +423,35 @@ def followup(question: str, pool: dict, rng: random.Random, seed_words: set[str]
     return text + mark
 
 
+DEMONSTRATIVES = ("ini", "ini", "ini", "ini", "itu", "tersebut")
+
+
+def demonstrative(question: str, rng: random.Random) -> str | None:
+    """The question with the name it ends on said with a demonstrative, as a student asks about the thing in front of
+    them ("Siapa pendiri kerajaan Majapahit?" → "siapa pendiri kerajaan ini?", half the time in the order students
+    type: "pendiri kerajaan ini siapa?"). None when the question does not end on a name (a run of capitalised words)
+    after a common noun. Students say "prodi ini", "kampus ini"; the identity seeds say "ini siapa", "kamu ini
+    siapa": without such questions the classifier took "ini" for a sign of small talk."""
+    body = question.strip().rstrip("?!. ")
+    words = body.split()
+    j = len(words)
+    while j > 0 and words[j - 1][:1].isupper():
+        j -= 1
+    if j < 2 or j == len(words):
+        return None
+    noun = words[j - 1]
+    if not (noun.isalpha() and noun.islower() and len(noun) >= 3 and noun not in STOP):
+        return None
+    text = " ".join([*words[:j], rng.choice(DEMONSTRATIVES)]) + "?"
+    if rng.random() < 0.5:
+        forms = asked_forms(text)
+        text = forms[0] if forms else text
+    return text[0].lower() + text[1:]
+
+
 def build_questions(part: str, data: dict, smalltalk: list[tuple[str, str]], parts: dict,
-                    seed: int = SEED, *, mixes: int, followups: int, sentences: int) -> list[tuple[str, str]]:
+                    seed: int = SEED, *, mixes: int, followups: int, sentences: int,
+                    demonstratives: int = 1) -> list[tuple[str, str]]:
     """The "question" class of one part: its IDK-MRC questions as written and informal, follow-ups, sentences
     and small talk + question mixes."""
     rng = random.Random(f"{seed}:{part}:question")
@@ -452,6 +480,13 @@ def build_questions(part: str, data: dict, smalltalk: list[tuple[str, str]], par
         sep = rng.choice(SEPARATORS)
         after = rng.random() < 0.4  # "…, makasih" after the question
         out.append(f"{question}{sep}{chat}" if after else f"{chat}{sep}{question}")
+    # questions about "this" thing: their own generator, so that the rows above stay as they were
+    rng = random.Random(f"{seed}:{part}:demonstrative")
+    for question in questions:
+        for _ in range(demonstratives):
+            text = demonstrative(question, rng)
+            if text:
+                out.append(informal(text, pool, rng) if rng.random() < 0.5 else text)
     return [(text, QUESTION) for text in dict.fromkeys(out) if text.strip()]
 
 
@@ -513,15 +548,15 @@ class Matrix:
         return out
 
 
-def vocabulary(texts: Sequence[str], min_df: int) -> list[str]:
-    df = Counter(f for t in texts for f in featurize(t))
+def vocabulary(texts: Sequence[str], min_df: int, word_pairs: bool = False) -> list[str]:
+    df = Counter(f for t in texts for f in featurize(t, word_pairs=word_pairs))
     vocab = sorted(f for f, n in df.items() if n >= min_df)
     lengths = [f"n={k}" for k in range(1, LENGTH_BUCKETS + 1)]
     return sorted(set(vocab) | set(lengths))
 
 
-def design(texts: Sequence[str], index: dict[str, int]) -> Matrix:
-    rows = [[index[f] for f in featurize(t) if f in index] for t in texts]
+def design(texts: Sequence[str], index: dict[str, int], word_pairs: bool = False) -> Matrix:
+    rows = [[index[f] for f in featurize(t, word_pairs=word_pairs) if f in index] for t in texts]
     return Matrix(rows, len(index))
 
 
@@ -603,6 +638,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--min-df", type=int, default=2)
     parser.add_argument("--l2", type=float, nargs="+", default=[1e-5, 1e-4])
+    parser.add_argument("--demonstratives", type=int, default=1,
+                        help="forms of each question that ends on a name said with a demonstrative (default 1)")
+    parser.add_argument("--word-pairs", action=argparse.BooleanOptionalAction, default=True,
+                        help="features of two neighbouring words as well (default on)")
     parser.add_argument("--card", action="store_true", help="only rewrite MODEL_CARD.md from the log in --out")
     parser.add_argument("--dialogues", action="store_true",
                         help="measure the model in --out on tests/data/eval/dialogues.jsonl, add it to the log and "
@@ -621,6 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     started = time.perf_counter()
     log: list[dict] = []
+    previous = (SmallTalkClassifier.load(DEFAULT_PATH), _sha256(DEFAULT_PATH)) if DEFAULT_PATH.is_file() else None
 
     def note(event: str, **fields) -> None:
         row = {"t": round(time.perf_counter() - started, 1), "event": event, **fields}
@@ -635,7 +675,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     test_two_kinds = build_smalltalk("test", 40, parts, args.seed + 1, two_kinds=1.0)
     sizes = {"train": (8000, 5000, 2500), "dev": (800, 500, 300), "test": (1600, 1000, 600)}
     qs = {p: build_questions(p, data, st[p], parts, args.seed, mixes=sizes[p][0], followups=sizes[p][1],
-                             sentences=sizes[p][2]) for p in ("train", "dev", "test")}
+                             sentences=sizes[p][2], demonstratives=args.demonstratives if p == "train" else 1)
+          for p in ("train", "dev", "test")}
     held = {p: sorted(s for spellings in parts[p].values() for s, _ in spellings) for p in ("dev", "test")}
     note("data", lexicon=str(lexicon_path().relative_to(ROOT.parent)), seed=args.seed,
          seed_phrases={k: len(v) for k, v in SEEDS.items()},
@@ -652,9 +693,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     y = np.array([CLASSES.index(label) for _, label in train])
     counts = np.bincount(y, minlength=len(CLASSES))
     weights = ((len(y) / (len(CLASSES) * counts[y])) ** 0.5).astype(np.float32)  # square-root class balance
-    vocab = vocabulary(texts, args.min_df)
+    vocab = vocabulary(texts, args.min_df, args.word_pairs)
     index = {f: i for i, f in enumerate(vocab)}
-    x = design(texts, index)
+    x = design(texts, index, args.word_pairs)
     max_chars = 2 * max(len(t) for t, _ in st["train"])
     note("features", vocabulary=len(vocab), train_rows=len(texts), nonzeros=int(len(x.indices)),
          max_chars=max_chars)
@@ -665,7 +706,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for l2 in args.l2:
         fit_log: list[dict] = []
         w, b = fit(x, y, weights, l2, args.steps, 0.05, fit_log)
-        model = SmallTalkClassifier(vocab, w, b, CLASSES, threshold=0.5, max_chars=max_chars)
+        model = SmallTalkClassifier(vocab, w, b, CLASSES, threshold=0.5, max_chars=max_chars,
+                                    word_pairs=args.word_pairs)
         scores = smalltalk_scores(model, [t for t, _ in dev])
         threshold, cost = choose_threshold(scores, dev_is_st)
         note("fit", l2=l2, steps=args.steps, loss=fit_log, dev_threshold=threshold, dev_cost=round(cost, 5),
@@ -676,7 +718,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, l2, w, b, threshold = best
     keep = np.abs(w).max(axis=1) >= 1e-3  # features the model gave (almost) no weight are dropped
     vocab = [f for f, k in zip(vocab, keep, strict=True) if k]
-    model = SmallTalkClassifier(vocab, w[keep], b, CLASSES, threshold=threshold, max_chars=max_chars)
+    model = SmallTalkClassifier(vocab, w[keep], b, CLASSES, threshold=threshold, max_chars=max_chars,
+                                word_pairs=args.word_pairs)
     note("chosen", l2=l2, threshold=threshold, vocabulary=len(vocab))
 
     for name, items in (("dev", dev), ("test", st["test"] + qs["test"])):
@@ -684,6 +727,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         note(f"{name}_metrics", per_class=result["per_class"],
              wrong=[r for r in result["wrong"] if r["label"] != QUESTION][:60],
              false_smalltalk=[r for r in result["wrong"] if r["label"] == QUESTION][:60])
+    # questions about "this" thing on the check passages: what the demonstratives in the question class are for;
+    # beside the model this run replaces (the one at DEFAULT_PATH when the run started, named by its sha256)
+    demo_rng = random.Random(f"{args.seed}:test:demonstrative-probe")
+    demo = [t for q in data["test"]["questions"] if (t := demonstrative(q, demo_rng))]
+    row = {"n": len(demo), "false_smalltalk": sum(model.classify(t).is_smalltalk for t in demo),
+           "examples": [t for t in demo if model.classify(t).is_smalltalk][:20]}
+    if previous is not None:
+        row["previous"] = {"sha256": previous[1],
+                           "false_smalltalk": sum(previous[0].classify(t).is_smalltalk for t in demo)}
+    note("test_demonstrative", **row)
+    if previous is not None:  # the same test rows through the model this run replaces, at its own threshold
+        items = st["test"] + qs["test"]
+        note("test_previous", sha256=previous[1],
+             missed_smalltalk=sum(label != QUESTION and not previous[0].classify(t).is_smalltalk for t, label in items),
+             false_smalltalk=sum(label == QUESTION and previous[0].classify(t).is_smalltalk for t, label in items))
     two = evaluate(model, test_two_kinds)
     note("test_two_kinds", n=sum(r["n"] for r in two["per_class"].values()),
          smalltalk=sum(r["smalltalk"] for r in two["per_class"].values()),
@@ -717,6 +775,7 @@ def write_card(out: Path, log: list[dict]) -> None:
     fits = [r for r in log if r["event"] == "fit"]
     data, feats, chosen, art = rows["data"], rows["features"], rows["chosen"], rows["artifact"]
     test, dev, evals = rows["test_metrics"]["per_class"], rows["dev_metrics"]["per_class"], rows["eval_sets"]
+    pairs = data["args"].get("word_pairs") == "True"
     lines = [
         "# Model card: the small-talk classifier",
         "",
@@ -727,8 +786,10 @@ def write_card(out: Path, log: list[dict]) -> None:
         "",
         "## Model",
         f"- Multinomial logistic regression ({len(CLASSES)} classes) over character n-grams 1–4 inside word boundaries, word "
-        "unigrams (punctuation and emoji are words) and the length in words (1…8+); each present feature counts "
-        "once and the vector has unit length. Numpy only at run time.",
+        "unigrams (punctuation and emoji are words)"
+        + (", pairs of neighbouring words (\"kamu ini\" against \"prodi ini\")" if pairs else "")
+        + " and the length in words (1…8+); each present feature counts once and the vector has unit length. "
+        "Numpy only at run time.",
         f"- L2 {chosen['l2']} (chosen on dev among {', '.join(str(f['l2']) for f in fits)}), "
         f"{fits[0]['steps']} full-batch Adam steps, square-root class balance, seed {data['seed']}; the whole run "
         f"took {art['t']:.0f} s (numpy {data['numpy']}, Python {data['python']}, one core).",
@@ -747,8 +808,10 @@ def write_card(out: Path, log: list[dict]) -> None:
         "test, the tune side's dev bucket = dev, the rest = train): its questions as written and made informal "
         "with the Colloquial Indonesian Lexicon (Salsabila et al., IALP 2018; `../shared/data/colloquial-id/"
         "lexicon.csv`, inverted: formal word → slang spellings) and chat particles; short follow-ups on their "
-        "content words (\"kalau <x>?\", \"<x>nya?\"); short sentences of the passages; and mixes of a small-talk "
-        "utterance before or after a question (\"halo min, <question>\").",
+        "content words (\"kalau <x>?\", \"<x>nya?\"); short sentences of the passages; mixes of a small-talk "
+        "utterance before or after a question (\"halo min, <question>\"); and questions that end on a name with "
+        "the name said with a demonstrative, as students ask about \"prodi ini\" (\"Siapa pendiri kerajaan "
+        "Majapahit?\" → \"pendiri kerajaan ini siapa?\", `demonstrative`).",
         "- small talk: a seed of " + ", ".join(f"{k} {v}" for k, v in data["seed_phrases"].items())
         + " phrases (`SEEDS` in bench/train_smalltalk.py, written for this project), their words respelled with "
         "the lexicon, particles (kak, min, ya, dong, bro…), case, punctuation and emoji.",
@@ -766,7 +829,11 @@ def write_card(out: Path, log: list[dict]) -> None:
         "`chitchat` intent (chatter outside the study program), one small-talk utterance in ten joined with a "
         "phrase of another intent, more greetings answering a greeting (\"selamat pagi juga\"), identity "
         "questions asking bot or admin, thanks with a wish, and question-class picks (\"yang <x>\", "
-        "\"bu <x>\"). The dialogues' figures below are therefore no longer blind for this classifier.",
+        "\"bu <x>\"). The dialogues' figures below are therefore no longer blind for this classifier. The fifth "
+        "version (2026-11-29) answers a fault found by asking the console as a student: \"dosen prodi ini siapa "
+        "aja\", \"visi prodi ini apa\" and \"akreditasi prodi ini apa\" got the identity reply, because the "
+        "identity seeds say \"ini siapa\" and Wikipedia questions rarely say \"ini\". It adds the demonstrative "
+        "questions above (by kind, from IDK-MRC) and pairs of neighbouring words as features.",
         "- Rows: " + "; ".join(
             f"{p}: {sum(data['smalltalk'][p].values()):,} small talk, {data['questions'][p]:,} question"
             for p in ("train", "dev", "test")) + ".",
@@ -782,6 +849,7 @@ def write_card(out: Path, log: list[dict]) -> None:
         lines.append(f"| {label} | {r['n']} | {_pct(r['exact'], r['n'])} | {_pct(r['smalltalk'], r['n'])} |")
     st_n = sum(test[k]["n"] for k in INTENTS)
     st_exact = sum(test[k]["exact"] for k in INTENTS)
+    weakest = min(INTENTS, key=lambda k: test[k]["exact"] / max(test[k]["n"], 1))
     lines += [
         f"| all small talk | {st_n} | {_pct(st_exact, st_n)} | "
         f"{_pct(sum(test[k]['smalltalk'] for k in INTENTS), st_n)} |",
@@ -790,6 +858,27 @@ def write_card(out: Path, log: list[dict]) -> None:
         f"questions taken for small talk {_pct(dev[QUESTION]['smalltalk'], dev[QUESTION]['n'])}.",
         "",
     ]
+    if "test_demonstrative" in rows:
+        demo = rows["test_demonstrative"]
+        before = demo.get("previous")
+        lines += [f"Questions about \"this\" thing (the check passages' questions that end on a name, the name said "
+                  f"with ini / itu / tersebut, half in the order students type; the demonstrative rows of the test "
+                  f"split drawn again with their own seed): taken for small talk "
+                  f"{_pct(demo['false_smalltalk'], demo['n'])}"
+                  + (f"; the model this run replaced (sha256 {before['sha256'][:12]}…) "
+                     f"{_pct(before['false_smalltalk'], demo['n'])}" if before else "") + ".", ""]
+    if "test_previous" in rows:
+        prev, q_n = rows["test_previous"], test[QUESTION]["n"]
+        missed = st_n - sum(test[k]["smalltalk"] for k in INTENTS)
+        cost = missed / st_n + FALSE_SMALLTALK_COST * test[QUESTION]["smalltalk"] / q_n
+        prev_cost = prev["missed_smalltalk"] / st_n + FALSE_SMALLTALK_COST * prev["false_smalltalk"] / q_n
+        lines += [f"The model this run replaced (sha256 {prev['sha256'][:12]}…), on the same test rows at its own "
+                  f"threshold: small talk not taken for small talk {_pct(prev['missed_smalltalk'], st_n)} (this model "
+                  f"{_pct(missed, st_n)}), questions taken for small talk {_pct(prev['false_smalltalk'], q_n)} (this "
+                  f"model {_pct(test[QUESTION]['smalltalk'], q_n)}); the cost the threshold minimises on dev (missed "
+                  f"+ {FALSE_SMALLTALK_COST:g} × false), here on the test rows, {prev_cost:.4f} against {cost:.4f}. "
+                  "The test rows include the demonstrative questions, which the replaced model was not trained on.",
+                  ""]
     if "test_two_kinds" in rows:
         two = rows["test_two_kinds"]
         lines += [f"Two kinds of small talk in one message (test spellings, each intent's phrase joined with another "
@@ -842,6 +931,9 @@ def write_card(out: Path, log: list[dict]) -> None:
         "does not touch may still go to the pipeline, which then refuses; so may a longer wish that shares words "
         "with IDK-MRC's questions (\"doain aku lulus tepat waktu ya kak\", a strict expected failure in "
         "tests/generation/test_smalltalk.py).",
+        f"- The class least often recognised on held-out spellings is {weakest} ({_pct(test[weakest]['exact'], test[weakest]['n'])} "
+        f"classified as {weakest}, {_pct(test[weakest]['smalltalk'], test[weakest]['n'])} as any small talk); the "
+        "rest goes to the pipeline, which answers with its refusal.",
         "- Indonesian only (a few English greetings and thanks are in the seed).",
         "",
     ]

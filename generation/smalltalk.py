@@ -58,17 +58,22 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(normalize(text))
 
 
-def featurize(text: str, *, ngram_min: int = 1, ngram_max: int = 4) -> list[str]:
+def featurize(text: str, *, ngram_min: int = 1, ngram_max: int = 4, word_pairs: bool = False) -> list[str]:
     """The message's distinct features, in a fixed order: ``w=`` words and symbols, ``c=`` character n-grams of
-    each word padded with spaces, ``n=`` the number of words (capped at 8)."""
+    each word padded with spaces, ``n=`` the number of words (capped at 8), and with ``word_pairs`` ``b=`` each
+    two neighbouring words ("kamu ini" against "prodi ini": the word alone cannot tell them apart)."""
     toks = tokens(text)
     feats: dict[str, None] = {}
     words = 0
+    previous = ""
     for tok in toks:
         feats["w=" + tok] = None
         if not tok[0].isalnum() and tok[0] != "_":
             continue
         words += 1
+        if word_pairs and previous:
+            feats[f"b={previous} {tok}"] = None
+        previous = tok
         padded = f" {tok} "
         for n in range(ngram_min, ngram_max + 1):
             for i in range(len(padded) - n + 1):
@@ -97,7 +102,7 @@ class SmallTalkClassifier:
     script and the tests."""
 
     def __init__(self, vocab: Iterable[str], weights: np.ndarray, bias: np.ndarray, classes: Iterable[str], *,
-                 threshold: float, max_chars: int, ngram_min: int = 1, ngram_max: int = 4,
+                 threshold: float, max_chars: int, ngram_min: int = 1, ngram_max: int = 4, word_pairs: bool = False,
                  meta: dict[str, object] | None = None) -> None:
         self.vocab = {f: i for i, f in enumerate(vocab)}
         self.weights = np.asarray(weights, dtype=np.float32)
@@ -111,6 +116,7 @@ class SmallTalkClassifier:
         self.threshold = float(threshold)
         self.max_chars = int(max_chars)
         self.ngram_min, self.ngram_max = int(ngram_min), int(ngram_max)
+        self.word_pairs = bool(word_pairs)
         self.meta = dict(meta or {})
 
     # --- the artifact ---------------------------------------------------------------------------------------
@@ -123,13 +129,15 @@ class SmallTalkClassifier:
                 vocab = bytes(data["vocab"]).decode("utf-8").split("\n")
                 return cls(vocab, data["weights"], data["bias"], config["classes"], threshold=config["threshold"],
                            max_chars=config["max_chars"], ngram_min=config["ngram"][0],
-                           ngram_max=config["ngram"][1], meta=config)
+                           ngram_max=config["ngram"][1], word_pairs=bool(config.get("word_pairs", False)),
+                           meta=config)
         except (OSError, KeyError, ValueError) as error:
             raise ValueError(f"small-talk model {path}: {error}") from error
 
     def save(self, path: str | Path, **meta: object) -> None:
         config = {**self.meta, **meta, "classes": list(self.classes), "threshold": self.threshold,
-                  "max_chars": self.max_chars, "ngram": [self.ngram_min, self.ngram_max]}
+                  "max_chars": self.max_chars, "ngram": [self.ngram_min, self.ngram_max],
+                  "word_pairs": self.word_pairs}
         vocab = sorted(self.vocab, key=self.vocab.__getitem__)
         np.savez_compressed(
             Path(path),
@@ -142,7 +150,7 @@ class SmallTalkClassifier:
 
     # --- scoring --------------------------------------------------------------------------------------------
     def _indices(self, text: str) -> list[int]:
-        feats = featurize(text, ngram_min=self.ngram_min, ngram_max=self.ngram_max)
+        feats = featurize(text, ngram_min=self.ngram_min, ngram_max=self.ngram_max, word_pairs=self.word_pairs)
         return [i for i in (self.vocab.get(f) for f in feats) if i is not None]
 
     def probabilities(self, text: str) -> dict[str, float]:
