@@ -148,11 +148,12 @@ def _names_something(label: str) -> bool:
     return len(content) > 1 or not is_dictionary_word(content[0].lower().strip("()"))
 
 
-def list_item(text: str) -> str | None:
+def list_item(text: str, *, loose: bool = False) -> str | None:
     """The name an item line gives its item, or None for prose: a table row's first value ("Beasiswa: KIP Kuliah;
     Penyelenggara: …"), or a name followed by a description ("Komunitas ETH0: jaringan komputer …"). A field and
     its value ("Jabatan Fungsional: Guru Besar", "NIP: 1968…") describe one record and are no item; neither is a
-    step with a colon ("Perhatikan batas SKS: maksimal 24 SKS …")."""
+    step with a colon ("Perhatikan batas SKS: maksimal 24 SKS …"). ``loose``: a description may open with a capital
+    ("Komunitas UINUX: Linux dan …"), for a line the caller already knows stands among items."""
     m = _ITEM.match(text.strip())
     # a label inside an open parenthesis or after a comma is a clause of prose ("Kromosom (Greek: chroma; …)",
     # "General Electric Company, atau GE, NYSE: adalah …")
@@ -162,19 +163,22 @@ def list_item(text: str) -> str | None:
     if len(pairs) > 1 and _ITEM.match(pairs[1]):  # a table row: the label names the column, the value the item
         return pairs[0].rstrip(".") if len(pairs[0]) <= 80 else None
     label, rest = m["label"].strip(), m["rest"]
-    return label if rest[:1].islower() and _names_something(label) else None
+    return label if (loose or rest[:1].islower()) and _names_something(label) else None
 
 
-def list_start(texts: Sequence[str], best: int) -> int:
+def list_start(texts: Sequence[str], best: int, items: Sequence[str | None] | None = None) -> int:
     """Where a list answer starts when its best line is ``texts[best]`` (lines of one chunk, in page order): an item
     line in a run of at least two items starts the list at the run's first item, or at the sentence before it
-    when that sentence introduces the run ("… profil berikut:")."""
-    if list_item(texts[best]) is None:
+    when that sentence introduces the run ("… profil berikut:"). ``items``: each line's item name when the caller
+    has them (else ``list_item`` of each line)."""
+    if items is None:
+        items = [list_item(t) for t in texts]
+    if items[best] is None:
         return best
     start, end = best, best
-    while start > 0 and list_item(texts[start - 1]) is not None:
+    while start > 0 and items[start - 1] is not None:
         start -= 1
-    while end + 1 < len(texts) and list_item(texts[end + 1]) is not None:
+    while end + 1 < len(texts) and items[end + 1] is not None:
         end += 1
     if end == start:  # a lone line with a colon is no list
         return best

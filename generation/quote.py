@@ -278,6 +278,16 @@ def _sentence_spans(passage: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _item_names(texts: Sequence[str]) -> list[str | None]:
+    """Each line's item name (``compose.list_item``); a line between two items that is shaped like one is one, though
+    its description opens with a capital ("Komunitas UINUX: Linux dan …")."""
+    items = [list_item(t) for t in texts]
+    for k in range(1, len(texts) - 1):
+        if items[k] is None and items[k - 1] is not None and items[k + 1] is not None:
+            items[k] = list_item(texts[k], loose=True)
+    return items
+
+
 def list_lines(passage: str, start: int, max_lines: int, max_chars: int) -> list[str] | None:
     """For a list question: the lines of the passage from the span's sentence on, as the previous pipeline's list
     answers take them (compose.list_start moves an item in the middle of a run to the run's start, or to the sentence
@@ -288,19 +298,21 @@ def list_lines(passage: str, start: int, max_lines: int, max_chars: int) -> list
     if best is None or best == len(spans) - 1:
         return None
     texts = [t for _, _, t in spans]
+    all_items = _item_names(texts)
+    first = list_start(texts, best, all_items)
     chosen: list[str] = []
     used = 0
-    for text in texts[list_start(texts, best):]:
+    for k, text in enumerate(texts[first:], first):
         if len(chosen) >= max_lines or (chosen and text.rstrip().endswith("?")):
             break
-        size = len(list_item(text) or text)
+        size = len(all_items[k] or text)
         if chosen and used + size > max_chars:
             break
         chosen.append(text)
         used += size
     if len(chosen) < 2:
         return None
-    items = [list_item(t) for t in chosen]
+    items = all_items[first:first + len(chosen)]
     if sum(item is not None for item in items) < 2:  # prose lines stay whole
         return [_clean(t) for t in chosen]
     return [f"- {item}" if item is not None else _clean(t) for t, item in zip(chosen, items, strict=True)]

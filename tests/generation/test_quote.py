@@ -136,6 +136,24 @@ def test_a_list_question_gets_the_page_list_around_the_span():
     assert list_lines(LIST_PAGE, LIST_PAGE.index("setiap awal"), max_lines=12, max_chars=600) is None  # the last
 
 
+def test_an_item_whose_description_opens_with_a_name_stays_an_item():
+    """ "Komunitas UINUX: Linux dan …" between two items is an item too (its description opening with a capital made
+    it look like a field and its value), so the list does not show that one line whole among the names."""
+    page = ("Mahasiswa dapat bergabung dengan komunitas berikut:\n"
+            "Komunitas ETH0: belajar jaringan komputer dan keamanan.\n"
+            "Komunitas UINUX: Linux dan perangkat lunak open source.\n"
+            "Komunitas WEBOENDER: pengembang web front-end dan back-end.")
+    assert list_lines(page, page.index("ETH0"), max_lines=12, max_chars=600) == [
+        "Mahasiswa dapat bergabung dengan komunitas berikut:", "- Komunitas ETH0", "- Komunitas UINUX",
+        "- Komunitas WEBOENDER"]
+    # a field and its value is no item, and nor is a line like it at the run's end
+    record = ("Dosen pembina komunitas:\n"
+              "Komunitas ETH0: belajar jaringan komputer.\n"
+              "Komunitas GDSC: teknologi Google untuk pengembang.\n"
+              "Ketua Komunitas: Ahmad Fauzi")
+    assert list_lines(record, record.index("ETH0"), max_lines=12, max_chars=600)[-1] == "Ketua Komunitas: Ahmad Fauzi"
+
+
 CLUBS = (
     "Mahasiswa dapat bergabung dengan komunitas minat dan bakat.\n"
     "Komunitas Catur Cepat: catur, strategi, dan turnamen daring\n"
