@@ -75,6 +75,13 @@ class ReindexCoordinator:
         self._recovery = loop.create_task(self._recover(), name="reindex recovery")
         return self._recovery
 
+    async def recovered(self) -> None:
+        """Wait for the start-up recovery, when one was started and has not ended. A run waits for it: the recovery
+        marks every RUNNING run ABORTED, so a run recorded while it works would be aborted under it."""
+        if self._recovery is not None and not self._recovery.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._recovery)
+
     async def _recover(self) -> Any:
         try:
             return await self.job.recover()
@@ -124,6 +131,7 @@ class ReindexCoordinator:
         if self.metrics is not None:
             self.metrics.reindex_started()
         try:
+            await self.recovered()
             run: JobRun = await self.job.run(trigger, requested_by=requested_by)
         except Exception:  # boundary: the job runner resets the running gauge whatever failed, then re-raises (nothing swallowed)
             if self.metrics is not None:

@@ -29,6 +29,8 @@ async def served(data_dir):
 
 
 async def test_admin_status_shows_real_runs_with_their_log_lines(served):
+    # a run recorded while the start-up recovery works would be aborted by it (the coordinator's runs wait for it)
+    await served.ops.coordinator.recovered()
     runs = served.ops.runs
     run = runs.start("schedule")
     runs.log(run.run_id, {"stage": "crawl", "pages": 14, "msg": "crawl selesai"})
