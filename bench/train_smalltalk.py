@@ -739,9 +739,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     note("test_demonstrative", **row)
     if previous is not None:  # the same test rows through the model this run replaces, at its own threshold
         items = st["test"] + qs["test"]
+        plain = {t for t, _ in build_questions("test", data, st["test"], parts, args.seed, mixes=sizes["test"][0],
+                                               followups=sizes["test"][1], sentences=sizes["test"][2],
+                                               demonstratives=0)}  # the test questions without the demonstratives
         note("test_previous", sha256=previous[1],
              missed_smalltalk=sum(label != QUESTION and not previous[0].classify(t).is_smalltalk for t, label in items),
-             false_smalltalk=sum(label == QUESTION and previous[0].classify(t).is_smalltalk for t, label in items))
+             false_smalltalk=sum(label == QUESTION and previous[0].classify(t).is_smalltalk for t, label in items),
+             plain_questions=len(plain),
+             plain_false_smalltalk=sum(previous[0].classify(t).is_smalltalk for t in plain),
+             plain_false_smalltalk_this=sum(model.classify(t).is_smalltalk for t in plain))
     two = evaluate(model, test_two_kinds)
     note("test_two_kinds", n=sum(r["n"] for r in two["per_class"].values()),
          smalltalk=sum(r["smalltalk"] for r in two["per_class"].values()),
@@ -877,8 +883,15 @@ def write_card(out: Path, log: list[dict]) -> None:
                   f"{_pct(missed, st_n)}), questions taken for small talk {_pct(prev['false_smalltalk'], q_n)} (this "
                   f"model {_pct(test[QUESTION]['smalltalk'], q_n)}); the cost the threshold minimises on dev (missed "
                   f"+ {FALSE_SMALLTALK_COST:g} × false), here on the test rows, {prev_cost:.4f} against {cost:.4f}. "
-                  "The test rows include the demonstrative questions, which the replaced model was not trained on.",
-                  ""]
+                  "The test rows include the demonstrative questions, which the replaced model was not trained on."]
+        if "plain_questions" in prev:
+            plain_n = prev["plain_questions"]
+            lines[-1] += (
+                f" Without them ({plain_n:,} question rows): questions taken for small talk "
+                f"{_pct(prev['plain_false_smalltalk'], plain_n)} against {_pct(prev['plain_false_smalltalk_this'], plain_n)}, "
+                f"cost {prev['missed_smalltalk'] / st_n + FALSE_SMALLTALK_COST * prev['plain_false_smalltalk'] / plain_n:.4f} "
+                f"against {missed / st_n + FALSE_SMALLTALK_COST * prev['plain_false_smalltalk_this'] / plain_n:.4f}.")
+        lines.append("")
     if "test_two_kinds" in rows:
         two = rows["test_two_kinds"]
         lines += [f"Two kinds of small talk in one message (test spellings, each intent's phrase joined with another "
