@@ -358,9 +358,8 @@ class FactsTable:
                 # who teaches a named course; nobody listing it is no answer (retrieval takes it), never "tidak ada".
                 # A field the question names ("email dosen yang mengajar X") is asked of those lecturers; the fields
                 # that list courses, the area fields and the name are no such attribute
-                wset = set(words)
-                wanted = [f for f in self.field_names if _names_field(f, wset) and not _COURSE_FIELD.search(f)
-                          and not set(_words(f)) & set(_FIELD_KEYWORDS) and _norm(f).strip() not in {"nama", "name"}]
+                wanted = [f for f in self._fields_named(set(words))
+                          if not _COURSE_FIELD.search(f) and _norm(f).strip() not in {"nama", "name"}]
                 return self._lookup_teachers(course, wanted)
         result = self._lookup_courses(q, words) if self.courses else FactsResult()
         if result.constraints:
@@ -456,6 +455,7 @@ class FactsTable:
         of those fields follow the teaching rows (constraint ``field``)."""
         has_course_field = any(_COURSE_FIELD.search(f) for f in self.field_names)
         rows: list[dict[str, object]] = []
+        teaching: list[_Lecturer] = []
         for lec in self.lecturers:
             for f, v in lec.fields:
                 if has_course_field and not _COURSE_FIELD.search(f):
@@ -463,8 +463,8 @@ class FactsTable:
                 if any(k in _norm(f) for k in _FIELD_KEYWORDS) and not _COURSE_FIELD.search(f):
                     continue
                 if self._lists_course(v, course):
-                    rows.append({"table": "lecturers", "doc_id": lec.doc_id, "name": lec.name, "url": lec.url,
-                                 "field": f, "value": v})
+                    rows.append(_lecturer_row(lec, f, v))
+                    teaching.append(lec)
                     break
         if not rows:
             return FactsResult()
@@ -474,9 +474,7 @@ class FactsTable:
         text = f"Dosen pengampu {course['name']}: {names}{end}"
         if wanted:
             constraints["field"] = list(wanted)
-            people = {lec.doc_id: lec for lec in self.lecturers}
-            asked = [_lecturer_row(people[str(r["doc_id"])], f, v) for r in rows
-                     for f, v in people[str(r["doc_id"])].fields if f in wanted]
+            asked = [_lecturer_row(lec, f, v) for lec in teaching for f, v in lec.fields if f in wanted]
             rows += asked
             text += " " + " ".join(f"{r['field']} {r['name']}: {r['value']}." for r in asked)
         return _result(rows, constraints, text + _sources(rows))
@@ -484,8 +482,7 @@ class FactsTable:
     def _lookup_lecturers(self, q: str, words: list[str]) -> FactsResult:
         wset = set(words)
         people = self._people_named(wset)
-        # an attribute: a field name mentioned in the question ("email", "NIP", "jabatan", ...)
-        wanted = [f for f in self.field_names if _names_field(f, wset) and not set(_words(f)) & set(_FIELD_KEYWORDS)]
+        wanted = self._fields_named(wset)
         area_terms = _area_terms(words)  # an area: "bidang X", "keahlian X", ...
         if not people and not area_terms:  # named by their role ("siapa ketua program studi?", "email kaprodi")
             by_role = self._lookup_by_role(words, wanted)
@@ -510,6 +507,11 @@ class FactsTable:
             return _result(rows, constraints, _render_person(people, rows, bool(wanted)))
         rows = self._in_area(set(area_terms))
         return _result(rows, constraints, _render_area(str(constraints["bidang"]), rows))
+
+    def _fields_named(self, wset: set[str]) -> list[str]:
+        """The attributes a question asks for: the field names it mentions ("email", "NIP", "jabatan", ...), the
+        area fields (bidang, keahlian, ...) aside."""
+        return [f for f in self.field_names if _names_field(f, wset) and not set(_words(f)) & set(_FIELD_KEYWORDS)]
 
     def _people_named(self, wset: set[str]) -> list[_Lecturer]:
         """A person: the lecturers sharing the most distinctive name tokens with the question (none: empty)."""

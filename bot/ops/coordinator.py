@@ -176,7 +176,5 @@ class ReindexCoordinator:
 
     async def close(self) -> None:
         """Wait for the recovery and a run in progress (it finishes its swap or fails cleanly)."""
-        if self._recovery is not None:
-            with contextlib.suppress(Exception):
-                await self._recovery
+        await self.recovered()
         await self.wait_idle()
