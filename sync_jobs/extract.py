@@ -159,11 +159,28 @@ def _with_headings(chosen: list[Block], structure: list[Block]) -> list[Block]:
     if any(b.level for b in chosen) or not any(b.level for b in structure):
         return chosen
     kept = {b.text for b in chosen if not b.level}
-    merged = [b for b in structure if b.level or b.text in kept]
-    found = {b.text for b in merged if not b.level}
-    if sum(len(t.split()) for t in found) < 0.8 * sum(len(t.split()) for t in kept):
+    glued = _glued(kept, structure)
+    merged = [b for b in structure if b.level or b.text in kept or b.text in glued]
+    found = {b.text for b in merged if not b.level} | {t for t in kept if t in glued.values()}
+    if sum(len(t.split()) for t in found & kept) < 0.8 * sum(len(t.split()) for t in kept):
         return chosen
     return merged
+
+
+def _glued(texts: set[str], structure: list[Block]) -> dict[str, str]:
+    """The page blocks that trafilatura glued into one of ``texts`` (block text → that text): a run of consecutive
+    blocks whose texts, joined by a space, are that text ("Tenaga Kependidikan Layanan administrasi …" is the page's
+    heading and the paragraph under it, once a table between them became records)."""
+    found: dict[str, str] = {}
+    for i in range(len(structure)):
+        joined = structure[i].text
+        for j in range(i + 1, len(structure)):
+            joined = f"{joined} {structure[j].text}"
+            if len(joined) > max(map(len, texts), default=0):
+                break
+            if joined in texts:
+                found.update((b.text, joined) for b in structure[i:j + 1] if not b.level)
+    return found
 
 
 def _words(blocks: list[Block]) -> int:

@@ -193,3 +193,24 @@ def test_card_header_and_footer_inside_content_are_kept() -> None:
     assert "Email: ani@p.example" in docs["Dr. Ani Lestari, M.Kom."].text
     assert "Email: bambang@p.example" in docs["Bambang Irawan, M.T."].text
     assert not any("Alamat kampus" in d.text or "Logo Prodi" in d.text for d in docs.values())
+
+
+STAFF = """<!doctype html><html><head><title>Tenaga Kependidikan &#8211; Prodi TI</title></head><body>
+<main><article><h1 class="entry-title">Tenaga Kependidikan</h1><div class="entry-content">
+<figure class="wp-block-table"><table><thead><tr><th>Nama</th><th>Jabatan</th><th>Email</th></tr></thead><tbody>
+<tr><td>Siti Maslahah, S.E.</td><td>Kepala Urusan Administrasi Prodi</td><td>admin@prodi.example</td></tr>
+<tr><td>Rizal Fahmi, A.Md.</td><td>Laboran Teaching Laboratory</td><td>laboran@prodi.example</td></tr>
+</tbody></table></figure>
+<p>Layanan administrasi program studi buka Senin–Jumat, 07.30–16.00 WIB di ruang administrasi B.2.03.</p>
+</div></article></main></body></html>"""
+
+
+def test_the_page_title_is_not_glued_to_the_text_left_after_a_staff_table() -> None:
+    """Once the staff table became records, trafilatura read the title and the paragraph under it as one paragraph
+    ("Tenaga Kependidikan Layanan administrasi …"), and a reply quoting it began with the page's title."""
+    page = parse_page("http://prodi.example/staff/", STAFF.encode(), "text/html; charset=utf-8")
+    kinds = _by_kind(page.documents)
+    assert {d.title for d in kinds["lecturer"]} == {"Siti Maslahah, S.E.", "Rizal Fahmi, A.Md."}
+    (rest,) = kinds["page"]
+    assert rest.title == "Tenaga Kependidikan"
+    assert rest.text.startswith("Layanan administrasi program studi buka"), rest.text
