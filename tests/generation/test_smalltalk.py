@@ -14,8 +14,11 @@ from bench import idkmrc
 from bench.train_smalltalk import (
     EVAL_SETS,
     SEEDS,
+    actions,
     build_questions,
     build_smalltalk,
+    campus,
+    campus_terms,
     demonstrative,
     eval_messages,
     idkmrc_parts,
@@ -165,6 +168,20 @@ def test_a_question_ending_on_a_name_is_said_with_a_demonstrative():
     assert demonstrative("Kapan Majapahit berdiri?", rng) is None  # no common noun before the name
     assert demonstrative("Siapa presiden pertama Indonesia Raya yang terpilih?", rng) is None  # not at the end
     assert demonstrative("Siapa nama ibunya?", rng) is None
+
+
+def test_campus_questions_take_a_passage_verb_and_a_held_out_campus_thing():
+    assert actions("Para petani mengairi sawah dengan kincir.") == [("mengairi", "sawah")]
+    assert actions("Ia menjadi raja, lalu membangun candi besar di Jawa.") == [("menjadi", "raja"),
+                                                                              ("membangun", "candi besar")]
+    assert actions("Kota itu dibangun pada tahun 1200.") == []
+    terms = campus_terms()
+    assert not set(terms["test"]) & (set(terms["train"]) | set(terms["dev"]))
+    assert "krs" in {t for p in terms.values() for t in p} and "gmn" not in {t for p in terms.values() for t in p}
+    rng = random.Random(0)
+    asked = [campus(["Para petani mengairi sawah dengan kincir."], ["krs"], rng) for _ in range(200)]
+    assert any(a and a.startswith("bagaimana cara mengairi krs") for a in asked)
+    assert all(a is None or "krs" in a for a in asked)
 
 
 def test_uncertain_or_long_messages_go_to_the_pipeline(model):
