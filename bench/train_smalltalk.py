@@ -977,23 +977,18 @@ def write_card(out: Path, log: list[dict]) -> None:
         f"questions taken for small talk {_pct(dev[QUESTION]['smalltalk'], dev[QUESTION]['n'])}.",
         "",
     ]
-    if "test_demonstrative" in rows:
-        demo = rows["test_demonstrative"]
-        before = demo.get("previous")
-        lines += [f"Questions about \"this\" thing (the check passages' questions that end on a name, the name said "
-                  f"with ini / itu / tersebut, half in the order students type; the demonstrative rows of the test "
-                  f"split drawn again with their own seed): taken for small talk "
-                  f"{_pct(demo['false_smalltalk'], demo['n'])}"
-                  + (f"; the model this run replaced (sha256 {before['sha256'][:12]}…) "
-                     f"{_pct(before['false_smalltalk'], demo['n'])}" if before else "") + ".", ""]
-    if "test_campus" in rows:
-        camp = rows["test_campus"]
-        before = camp.get("previous")
-        lines += [f"Questions about campus things no training row names (the glossary's test things with the check "
-                  f"passages' verbs, half of them informal, drawn with their own seed): taken for small talk "
-                  f"{_pct(camp['false_smalltalk'], camp['n'])}"
-                  + (f"; the model this run replaced (sha256 {before['sha256'][:12]}…) "
-                     f"{_pct(before['false_smalltalk'], camp['n'])}" if before else "") + ".", ""]
+    probes = (("test_demonstrative", "Questions about \"this\" thing (the check passages' questions that end on a "
+               "name, the name said with ini / itu / tersebut, half in the order students type; the demonstrative "
+               "rows of the test split drawn again with their own seed)"),
+              ("test_campus", "Questions about campus things no training row names (the glossary's test things with "
+               "the check passages' verbs, half of them informal, drawn with their own seed)"))
+    for event, what in probes:
+        if event in rows:
+            probe = rows[event]
+            before = probe.get("previous")
+            lines += [f"{what}: taken for small talk {_pct(probe['false_smalltalk'], probe['n'])}"
+                      + (f"; the model this run replaced (sha256 {before['sha256'][:12]}…) "
+                         f"{_pct(before['false_smalltalk'], probe['n'])}" if before else "") + ".", ""]
     if "test_previous" in rows:
         prev, q_n = rows["test_previous"], test[QUESTION]["n"]
         missed = st_n - sum(test[k]["smalltalk"] for k in INTENTS)
@@ -1004,9 +999,10 @@ def write_card(out: Path, log: list[dict]) -> None:
                   f"{_pct(missed, st_n)}), questions taken for small talk {_pct(prev['false_smalltalk'], q_n)} (this "
                   f"model {_pct(test[QUESTION]['smalltalk'], q_n)}); the cost the threshold minimises on dev (missed "
                   f"+ {FALSE_SMALLTALK_COST:g} × false), here on the test rows, {prev_cost:.4f} against {cost:.4f}. "
-                  "The test rows include the generated kinds (the questions about \"this\" thing"
-                  + (" and about campus things" if "test_campus" in rows else "") + "), which the replaced model was "
-                  "not trained on" + (" (or not on all of them)" if "test_campus" in rows else "") + "."]
+                  + ("The test rows include the generated kinds (the questions about \"this\" thing and about campus "
+                     "things), which the replaced model was not trained on (or not on all of them)."
+                     if "test_campus" in rows else
+                     "The test rows include the demonstrative questions, which the replaced model was not trained on.")]
         if "plain_questions" in prev:
             plain_n = prev["plain_questions"]
             lines[-1] += (
