@@ -458,6 +458,7 @@ PROCEDURES = ("bagaimana cara {v}?", "cara {v} bagaimana?", "bagaimana caranya {
               "apa syarat {v}?", "syarat {v} apa saja?", "apa saja syarat untuk {v}?", "langkah {v} apa saja?",
               "prosedur {v} bagaimana?", "kalau mau {v} bagaimana?", "kalau ingin {v} harus bagaimana?",
               "mau {v} caranya bagaimana?", "cara {v}", "{v} bagaimana?")
+CAMPUS_FOLLOWUPS = 0.4  # the share of campus questions that are short follow-ups rather than procedures
 _ACTIVE_VERB = re.compile(r"^(?:me[mny]?|meng|ber)[a-z]{4,}$")  # the active prefixes me-/meN-/ber-
 
 
@@ -505,7 +506,8 @@ def campus_terms(seed: int = SEED) -> dict[str, list[str]]:
     return {p: sorted({*e, *(short for short, long in GLOSSARY.items() if long in e)}) for p, e in split.items()}
 
 
-def campus(sentences: Sequence[str], things: Sequence[str], rng: random.Random, followups: float = 0.4) -> str | None:
+def campus(sentences: Sequence[str], things: Sequence[str], rng: random.Random,
+           followups: float = CAMPUS_FOLLOWUPS) -> str | None:
     """A question about a campus thing, as students ask the study program's bot: a procedure over one of
     ``things`` with a verb of one of ``sentences`` (``procedural``), or a short follow-up on it ("krsnya kapan?",
     "kalau dosen pembimbing?"). Wikipedia questions hardly name campus things, and the chitchat seed does
@@ -519,7 +521,7 @@ def campus(sentences: Sequence[str], things: Sequence[str], rng: random.Random, 
 def build_questions(part: str, data: dict, smalltalk: list[tuple[str, str]], parts: dict,
                     seed: int = SEED, *, mixes: int, followups: int, sentences: int,
                     demonstratives: int = 1, campus_rows: int = 0, things: Sequence[str] = (),
-                    campus_followups: float = 0.4) -> list[tuple[str, str]]:
+                    campus_followups: float = CAMPUS_FOLLOWUPS) -> list[tuple[str, str]]:
     """The "question" class of one part: its IDK-MRC questions as written and informal, follow-ups, sentences,
     small talk + question mixes, questions about "this" thing and ``campus_rows`` questions about the campus things
     ``things`` (half of them informal)."""
@@ -560,7 +562,7 @@ def build_questions(part: str, data: dict, smalltalk: list[tuple[str, str]], par
     rng = random.Random(f"{seed}:{part}:campus")
     made = 0
     while things and made < campus_rows:
-        text = campus(data[part]["sentences"], things, rng, campus_followups if part == "train" else 0.4)
+        text = campus(data[part]["sentences"], things, rng, campus_followups)
         if text:
             out.append(informal(text, pool, rng) if rng.random() < 0.5 else text)
             made += 1
@@ -717,9 +719,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, nargs="+", default=[1e-5, 1e-4])
     parser.add_argument("--demonstratives", type=int, default=1,
                         help="forms of each question that ends on a name said with a demonstrative (default 1)")
-    parser.add_argument("--campus-followups", type=float, default=0.4,
+    parser.add_argument("--campus-followups", type=float, default=CAMPUS_FOLLOWUPS,
                         help="the share of the training part's campus questions that are short follow-ups rather "
-                             "than procedures (default 0.4; dev and test keep 0.4)")
+                             f"than procedures (default {CAMPUS_FOLLOWUPS}; dev and test keep the default)")
     parser.add_argument("--campus", type=int, default=0,
                         help="questions about campus things (the glossary's train terms) in the training part "
                              "(default 0, tried with 3000: docs/answers.md; dev and test then get 300 and 600 with "
@@ -762,7 +764,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     campus_rows = {"train": args.campus, "dev": 300 if args.campus else 0, "test": 600 if args.campus else 0}
     qs = {p: build_questions(p, data, st[p], parts, args.seed, mixes=sizes[p][0], followups=sizes[p][1],
                              sentences=sizes[p][2], demonstratives=args.demonstratives if p == "train" else 1,
-                             campus_rows=campus_rows[p], things=terms[p], campus_followups=args.campus_followups)
+                             campus_rows=campus_rows[p], things=terms[p],
+                             campus_followups=args.campus_followups if p == "train" else CAMPUS_FOLLOWUPS)
           for p in ("train", "dev", "test")}
     held = {p: sorted(s for spellings in parts[p].values() for s, _ in spellings) for p in ("dev", "test")}
     note("data", lexicon=str(lexicon_path().relative_to(ROOT.parent)), seed=args.seed,
@@ -818,26 +821,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # beside the model this run replaces (the one at DEFAULT_PATH when the run started, named by its sha256)
     demo_rng = random.Random(f"{args.seed}:test:demonstrative-probe")
     demo = [t for q in data["test"]["questions"] if (t := demonstrative(q, demo_rng))]
-    row = {"n": len(demo), "false_smalltalk": sum(model.classify(t).is_smalltalk for t in demo),
-           "examples": [t for t in demo if model.classify(t).is_smalltalk][:20]}
-    if previous is not None:
-        row["previous"] = {"sha256": previous[1],
-                           "false_smalltalk": sum(previous[0].classify(t).is_smalltalk for t in demo)}
-    note("test_demonstrative", **row)
-    # questions about campus things the training part never named (the glossary's test terms, check passages' verbs)
-    campus_rng = random.Random(f"{args.seed}:test:campus-probe")
-    asked: list[str] = []
-    while args.campus and len(asked) < 600:
-        if text := campus(data["test"]["sentences"], terms["test"], campus_rng):
-            asked.append(informal(text, {**parts["train"], **parts["test"]}, campus_rng)
-                         if campus_rng.random() < 0.5 else text)
-    row = {"n": len(asked), "false_smalltalk": sum(model.classify(t).is_smalltalk for t in asked),
-           "examples": [t for t in asked if model.classify(t).is_smalltalk][:20]}
-    if previous is not None:
-        row["previous"] = {"sha256": previous[1],
-                           "false_smalltalk": sum(previous[0].classify(t).is_smalltalk for t in asked)}
-    if asked:
-        note("test_campus", **row)
+    note("test_demonstrative", **_probe_row(model, previous, demo))
+    if args.campus:  # questions about campus things no training row names (the glossary's test terms)
+        campus_rng = random.Random(f"{args.seed}:test:campus-probe")
+        test_pool = {**parts["train"], **parts["test"]}
+        asked: list[str] = []
+        while len(asked) < 600:
+            if text := campus(data["test"]["sentences"], terms["test"], campus_rng):
+                asked.append(informal(text, test_pool, campus_rng) if campus_rng.random() < 0.5 else text)
+        note("test_campus", **_probe_row(model, previous, asked))
     if previous is not None:  # the same test rows through the model this run replaces, at its own threshold
         items = st["test"] + qs["test"]
         # the test questions without the generated kinds (demonstratives, campus things)
@@ -871,6 +863,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     write_card(args.out, log)
     return 0
+
+
+def _probe_row(model: SmallTalkClassifier, previous: tuple[SmallTalkClassifier, str] | None,
+               texts: Sequence[str]) -> dict:
+    """A probe's log row: how many of ``texts`` (all questions) the model takes for small talk, the first 20 of
+    them, and how many the model this run replaces took (by its sha256)."""
+    flagged = [t for t in texts if model.classify(t).is_smalltalk]
+    row: dict = {"n": len(texts), "false_smalltalk": len(flagged), "examples": flagged[:20]}
+    if previous is not None:
+        row["previous"] = {"sha256": previous[1],
+                           "false_smalltalk": sum(previous[0].classify(t).is_smalltalk for t in texts)}
+    return row
 
 
 def _pct(a: int, n: int) -> str:

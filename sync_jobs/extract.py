@@ -161,8 +161,9 @@ def _with_headings(chosen: list[Block], structure: list[Block]) -> list[Block]:
     kept = {b.text for b in chosen if not b.level}
     glued = _glued(kept, structure)
     merged = [b for b in structure if b.level or b.text in kept or b.text in glued]
-    found = {b.text for b in merged if not b.level} | {t for t in kept if t in glued.values()}
-    if sum(len(t.split()) for t in found & kept) < 0.8 * sum(len(t.split()) for t in kept):
+    # what the page's own blocks account for: the texts kept as they are, and those glued from blocks kept apart
+    found = {b.text for b in merged if not b.level} & kept | set(glued.values())
+    if sum(len(t.split()) for t in found) < 0.8 * sum(len(t.split()) for t in kept):
         return chosen
     return merged
 
@@ -172,11 +173,12 @@ def _glued(texts: set[str], structure: list[Block]) -> dict[str, str]:
     blocks whose texts, joined by a space, are that text ("Tenaga Kependidikan Layanan administrasi …" is the page's
     heading and the paragraph under it, once a table between them became records)."""
     found: dict[str, str] = {}
+    longest = max(map(len, texts), default=0)
     for i in range(len(structure)):
         joined = structure[i].text
         for j in range(i + 1, len(structure)):
             joined = f"{joined} {structure[j].text}"
-            if len(joined) > max(map(len, texts), default=0):
+            if len(joined) > longest:
                 break
             if joined in texts:
                 found.update((b.text, joined) for b in structure[i:j + 1] if not b.level)
