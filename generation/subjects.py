@@ -34,7 +34,8 @@ from generation.text import strip_citations, strip_clitics, told_apart
 from retrieval.analyzer import Analyzer
 from retrieval.language import RELATIVE
 
-__all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_roles", "ask_back_text",
+__all__ = ["ASK_BACK_LEAD", "MAX_CHOICES", "Entity", "Inventory", "Reference", "ask_back_person", "ask_back_roles",
+           "ask_back_text",
            "is_ask_back", "listed_items", "pick", "refer"]
 
 # WhatsApp shows at most three reply buttons; more candidates than this is a list to answer, not a choice to ask
@@ -439,6 +440,17 @@ def ask_back_roles(rows: Sequence[dict[str, Any]]) -> str:
     return f"{ASK_BACK_LEAD}?\n" + "\n".join(f"- {r.get('value')}: {r.get('name')}" for r in rows)
 
 
+def ask_back_person(fields: Sequence[str], names: Sequence[str]) -> str:
+    """The ask-back for a lecturer field asked of no one ("sinta id bu"): two or three holders by name (the
+    channels add the buttons), more as a request for the name with the first one as the example."""
+    if len(names) <= MAX_CHOICES:
+        listed = ", ".join(names[:-1]) + f" atau {names[-1]}" if len(names) > 1 else names[0]
+        return f"{ASK_BACK_LEAD}: {listed}?"
+    example = names[0].split(",")[0].strip()  # the name without the degrees after it
+    return (f"{ASK_BACK_LEAD}? {fields[0]} tercantum di {len(names)} profil. Tuliskan namanya, "
+            f"misalnya \"{fields[0]} {example}\".")
+
+
 def is_ask_back(reply: str) -> bool:
     return reply.strip().startswith(ASK_BACK_LEAD)
 
@@ -449,10 +461,12 @@ def pick(message: str, candidates: Sequence[Entity], context: str, inventory: In
     and a first name name part of it), the one whose record and whose line in ``context`` (the reply that named
     them) share the most of its words (a role word: the line that gives that role to a person), or all of them when
     it says so (``both``, ``retrieval.language.ALL_OF_THEM``). () when it chooses none of them or cannot tell two apart."""
-    named = inventory.named_in(message)
-    if named:  # a button's text, or the student typed a name: one of the candidates or none of them
-        return tuple(e for e in named if any(e is c for c in candidates))
     text = normalize(message) if normalize is not None else message
+    # a button's text, or the student typed a name ("bu rina", which the normaliser spells out in full): one of the
+    # candidates or none of them
+    named = inventory.named_in(message) or inventory.named_in(text)
+    if named:
+        return tuple(e for e in named if any(e is c for c in candidates))
     stems = inventory.stems(text)
     if not stems:
         return ()

@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from generation.config import StopReason
 from generation.types import Answer, Source
 from handlers import announcing, subscribing, texts
 from handlers.awaitables import resolve
@@ -241,9 +242,10 @@ class ChatService:
         await self.conversations.append(user.key, Message(role="assistant", text=answer.answer, ts=time.time()))
         offered = getattr(answer, "choices", ()) or ()
         choices = tuple(c.strip() for c in offered if isinstance(c, str) and c.strip())
-        if choices:
+        if choices or answer.stop_reason == StopReason.ASK_BACK:
             # asking back: neither an answer nor a refusal, so no 👍/👎, no question-log row and the last answer
-            # (/sumber) stays; both turns are in the history above, which the pipeline reads to resolve the pick
+            # (/sumber) stays; both turns are in the history above, which the pipeline reads to resolve the pick.
+            # An ask-back for a name among many has no buttons; it still replaces an older ask-back's choices
             await self.state.set_last_choices(user.key, choices)
             return Reply(answer.answer.strip() or texts.CHOICE_PROMPT, kind="askback", answer=answer, choices=choices)
         sources = tuple(answer.sources)

@@ -24,7 +24,8 @@ from retrieval.analyzer import clipped_compounds, stem
 from retrieval.language import CARDINALS, INDEX_STOPWORDS, ORDINALS, PERSON_ASKED_WORDS, formal_vocabulary
 from storage.models import Document
 
-__all__ = ["FactsResult", "FactsTable", "build_facts", "course_filter_label", "parse_course_line"]
+__all__ = ["FactsResult", "FactsTable", "build_facts", "course_filter_label", "has_record_question", "parse_course_line",
+           "record_lines"]
 
 _DASHES = re.compile(r"\s+[–—-]\s+")
 _FIELD_LINE = re.compile(r"^\s*([^:\n]{2,40}?)\s*:\s*(.+?)\s*$")
@@ -78,6 +79,47 @@ def _names_field(field_name: str, words: set[str]) -> bool:
         return True
     stems = {stem(w) for w in words if w.isalpha() and len(w) > 3}
     return all(t in words or (t.isalpha() and stem(t) in stems) for t in ft)
+
+
+def _of_field(word: str, field_name: str) -> bool:
+    """Whether ``word`` is part of how a question names the field: one of its words, inflected or not, or a clipped
+    compound of two of them ("sinta" and "id" for Sinta ID, "jabfung" for Jabatan Fungsional)."""
+    ft = _content(_words(field_name))
+    bare = word[:-3] if word.endswith("nya") and len(word) > 6 else word
+    if bare in ft or bare in clipped_compounds(field_name):
+        return True
+    return bare.isalpha() and len(bare) > 3 and stem(bare) in {stem(t) for t in ft if t.isalpha()}
+
+
+def _asked_words(query: str) -> list[str]:
+    """A question's content words that neither name the study program ("prodi", "jurusan") nor only ask."""
+    return [w for w in _content(_words(query)) if w not in _GENERIC]
+
+
+# a question that asks for one of a record's fields is short: the field's name and little else
+_RECORD_QUESTION_WORDS = 4
+
+
+def has_record_question(query: str) -> bool:
+    """Whether ``query`` could ask for a field of the study program's own record (``record_lines``): one to a few
+    content words besides those naming the program. A cheap test before the record is looked up."""
+    return 0 < len(_asked_words(query)) <= _RECORD_QUESTION_WORDS
+
+
+def record_lines(query: str, record: str, title: str = "") -> list[str]:
+    """The "Label: value" lines of the study program's own record (its contact page, titled ``title``) that a
+    question naming no one asks for: every content word of the question besides those naming the program is part of
+    the line's label ("email prodi" → "Email: …", "jam layanan prodi" → "Jam layanan: …"), or of the page's title
+    ("kontak prodi": every line). [] when the question says anything more ("jam layanan perpustakaan")."""
+    rest = _asked_words(query)
+    if not rest:
+        return []
+    lines = [(label, line.strip()) for line in record.splitlines()
+             for label, colon, value in [line.partition(":")]
+             if colon and value.strip() and 0 < len(_words(label)) <= _RECORD_QUESTION_WORDS]
+    if title and all(_of_field(w, title) for w in rest):
+        return list(dict.fromkeys(line for _, line in lines))
+    return list(dict.fromkeys(line for label, line in lines if all(_of_field(w, label) for w in rest)))
 
 
 def _code_key(code: object) -> str:
@@ -488,6 +530,10 @@ class FactsTable:
             by_role = self._lookup_by_role(words, wanted)
             if by_role is not None:
                 return by_role
+        if not people and not area_terms and wanted:  # "sinta id bu", "email dosen": whose?
+            asked = self._ask_person(words, wanted)
+            if asked is not None:
+                return asked
         if people and not wanted:
             keys = [k for k in _FIELD_KEYWORDS if k in wset]
             wanted = [f for f in self.field_names if any(k in _norm(f) for k in keys) or _names_field(f, wset)]
@@ -507,6 +553,27 @@ class FactsTable:
             return _result(rows, constraints, _render_person(people, rows, bool(wanted)))
         rows = self._in_area(set(area_terms))
         return _result(rows, constraints, _render_area(str(constraints["bidang"]), rows))
+
+    def _ask_person(self, words: list[str], wanted: list[str]) -> FactsResult | None:
+        """A lecturer field asked of no one in particular: every content word of the question is part of the
+        field's name, a person word ("bu", "dosen", "siapa") or a word naming the study program. Two or more
+        lecturers have the field: the result offers them (its rows, one per lecturer, and their pages; no ``doc_ids``:
+        retrieval boosts none of them) under ``ask_person`` (the fields), with ``person`` saying whether a person word was
+        used (without one, "email prodi" may be the study program's own). None when fewer than two have it (the
+        lookup goes on as before), or the question says more, or asks for the name or a course field."""
+        wanted = [f for f in wanted if _norm(f).strip() not in {"nama", "name"} and not _COURSE_FIELD.search(f)]
+        # the most specific field named: "jabatan fungsional" names Jabatan too, but asks for Jabatan Fungsional
+        wanted = [f for f in wanted if not any(set(_words(f)) < set(_words(g)) for g in wanted)]
+        persons = HONORIFICS | _LECTURER_WORDS | PERSON_ASKED_WORDS
+        if not wanted or any(w not in persons and w not in _GENERIC and not any(_of_field(w, f) for f in wanted)
+                             for w in _content(words)):
+            return None
+        rows = [row for lec in self.lecturers
+                for row in [next((_lecturer_row(lec, f, v) for f, v in lec.fields if f in wanted), None)] if row]
+        if len(rows) < 2:
+            return None  # one lecturer has it (or none): the lookup goes on as a question about that field
+        return FactsResult(rows=tuple(rows), constraints={"ask_person": wanted, "person": bool(set(words) & persons)},
+                           urls=tuple(dict.fromkeys(str(r["url"]) for r in rows)), rule="no_person_named")
 
     def _fields_named(self, wset: set[str]) -> list[str]:
         """The attributes a question asks for: the field names it mentions ("email", "NIP", "jabatan", ...), the

@@ -12,10 +12,10 @@ from generation.facts_render import facts_verdict, render_facts
 from generation.prompts import strip_injection
 from generation.refine import rewrite_followup
 from generation.stages.base import Abstain, StageContext, Turn, logger
-from generation.subjects import ask_back_roles
+from generation.subjects import MAX_CHOICES, Inventory, ask_back_person, ask_back_roles
 from generation.text import split_aside, strip_clitics
 from generation.types import Reply, Source, Trace
-from retrieval.facts import FactsResult
+from retrieval.facts import FactsResult, has_record_question, record_lines
 from retrieval.normalize import FiredRule
 
 __all__ = ["FactsStage", "RewriteStage", "facts_reply"]
@@ -110,6 +110,18 @@ class FactsStage:
             turn.result = Reply(answer=ask_back_roles(rows), abstained=False, sources=(), confidence=0.0,
                                 iterations=0, stop_reason=StopReason.ASK_BACK, choices=names)
             return "ask_back"
+        if "ask_person" in constraints and rows and not turn.list_q:  # "sinta id bu": which lecturer?
+            if not constraints.get("person") and await self._program_record(turn):
+                return "program_record"  # "email prodi": the study program's own
+            turn.trace.add("facts", constraints=constraints, rows=len(rows), rule=getattr(found, "rule", ""))
+            names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
+            choices = names if len(names) <= MAX_CHOICES else ()
+            turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(choices))
+            turn.result = Reply(answer=ask_back_person(constraints["ask_person"], names), abstained=False, sources=(),
+                                confidence=0.0, iterations=0, stop_reason=StopReason.ASK_BACK, choices=choices)
+            return "ask_back"
+        if not rows and not turn.followup and await self._program_record(turn):
+            return "program_record"
         usable, rule = facts_verdict(constraints, rows, turn.query)
         if usable:
             if turn.followup and _said_before(facts_text(found), turn.history):
@@ -125,6 +137,27 @@ class FactsStage:
         # which rule of the lookup left it empty ("only_name": a course named without "mata kuliah"), if one did
         turn.trace.add("facts", rows=0, rule=getattr(found, "rule", ""))
         return "no_rows"
+
+
+    async def _program_record(self, turn: Turn) -> bool:
+        """The study program's own record, its contact page's "Label: value" lines, where the question asks for one
+        of them and names no one ("email prodi", "jam layanan prodi"; ``retrieval.facts.record_lines``): settles the
+        reply with the lines, citing the page. False when the site has no contact page or the question says more."""
+        index = turn.index
+        if index is None or not getattr(index, "chunks", None) or not has_record_question(turn.query):
+            return False
+        contact = await self.ctx.contact_url(index)
+        page = Inventory.of(index).page(contact) if contact else None
+        lines = record_lines(turn.query, page.record, page.name) if page is not None else []
+        if page is None or not lines:
+            return False
+        turn.trace.add("facts", rule="program_record", lines=len(lines), url=page.url)
+        turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[page.url])
+        values = tuple(line.partition(":")[2].strip() for line in lines)
+        turn.result = Reply(answer="\n".join(lines) + " [1]", abstained=False,
+                            sources=(Source(url=page.url, title=page.name),), confidence=1.0, iterations=0,
+                            stop_reason=StopReason.FACTS_LOOKUP, highlights=values)
+        return True
 
 
 def _said_before(text: str, history: list[Any]) -> bool:

@@ -236,7 +236,7 @@ class SubjectResolver:
         if facts is None or not hasattr(facts, "lookup"):
             return (), reply
         found = await self.ctx.run(facts.lookup, strip_clitics(expanded(asked)))
-        if "ask_role" not in (getattr(found, "constraints", {}) or {}):
+        if not {"ask_role", "ask_person"} & set(getattr(found, "constraints", {}) or {}):
             return (), reply
         pages = [inventory.page(str(r.get("url", ""))) for r in getattr(found, "rows", ()) or ()]
         return tuple(p for p in pages if p is not None), reply

@@ -531,6 +531,48 @@ def test_a_role_several_people_hold_is_asked_back_and_the_pick_answers(pipeline)
     assert "yaqinov@ti.uin-malang.ac.id" in chosen.answer and not chosen.abstained
 
 
+@pytest.mark.parametrize(("question", "line"), [
+    ("email prodi", "Email: informatika@uin-malang.ac.id"),
+    ("jam layanan prodi", "Jam layanan: Senin–Jumat, 07.30–16.00 WIB"),
+    ("ruang administrasi jurusan dmn", "Ruang administrasi: B.2.03"),
+])
+def test_a_field_of_the_study_program_itself_is_its_contact_pages_line(pipeline, question, line):
+    """A question that names no one and asks for a field of the study program's own record (its contact page)
+    gets that line, cited, whichever answerer runs and whether or not retrieval ranks the page first."""
+    reply = asyncio.run(pipeline.answer(question))
+    assert reply.answer == f"{line} [1]" and not reply.abstained
+    assert [s.url.rstrip("/").rsplit("/", 1)[-1] for s in reply.sources] == ["contact"]
+    assert reply.highlights == (line.partition(":")[2].strip(),)
+
+
+def test_the_contact_page_named_alone_gives_its_every_line_and_a_word_more_is_another_question(pipeline):
+    reply = asyncio.run(pipeline.answer("kontak prodi"))
+    assert reply.answer.startswith("Alamat: ") and "Email: informatika@uin-malang.ac.id" in reply.answer
+    assert "Telepon: (0341) 558933" in reply.answer and reply.answer.endswith(" [1]")
+    # the library's hours are not the study program's: the record holds no word for the library, and the
+    # question goes on to retrieval
+    other = asyncio.run(pipeline.answer("jam layanan perpustakaan"))
+    assert other.trace is not None
+    assert [s["decision"] for s in other.trace.stages if s["name"] == "facts"] == ["no_rows"]
+    assert any(s["name"] == "retrieve" for s in other.trace.stages)
+
+
+def test_a_lecturer_field_asked_of_no_one_asks_whose_and_the_typed_name_answers(pipeline):
+    """ "sinta id bu" names no lecturer: it is asked back (no lecturer's ID given as if it were the answer), and a
+    name typed after it ("bu rina") answers for her. With two holders the ask-back offers them as choices."""
+    asked = asyncio.run(pipeline.answer("sinta id bu"))
+    assert asked.stop_reason == StopReason.ASK_BACK and not asked.abstained and not asked.sources
+    assert is_ask_back(asked.answer) and "Sinta ID" in asked.answer and not asked.choices
+    chosen = asyncio.run(pipeline.answer("bu rina", _history("sinta id bu", asked.answer)))
+    assert not chosen.abstained and "6054321" in chosen.answer and "Rina Kartikasari" in chosen.answer
+    two = asyncio.run(pipeline.answer("scopus id dosen"))
+    assert two.stop_reason == StopReason.ASK_BACK
+    assert set(two.choices) == {"Dr. Rina Kartikasari, M.T.", "Prof. Dr. Suhartono, S.Si., M.Kom."}
+    # "dosen" says a person is meant: not the study program's e-mail
+    person = asyncio.run(pipeline.answer("email dosen"))
+    assert person.stop_reason == StopReason.ASK_BACK and "informatika@" not in person.answer
+
+
 def test_each_labelled_role_in_one_reply_keeps_its_own_label(index, inventory):
     reply = "Ketua Program Studi: Supriyono, M.Kom. [1]; Sekretaris Program Studi: Shoffin Nahwa Utama, M.T. [2]"
     both = refer("emailnya apa?", "kaprodi sama sekprodi TI siapa aja kak", reply, inventory, _formal(index),

@@ -110,6 +110,24 @@ async def test_an_ambiguous_follow_up_asks_back_and_the_pick_continues_the_conve
     assert [r["question"] for r in log.records] == ["Siapa ketua program studi?", BUDI]
 
 
+async def test_an_ask_back_without_choices_is_no_answer_and_clears_the_older_choices(service, stores):
+    """ "sinta id bu" asks for a name among many people: an ask-back with no buttons. It is still no answer: no
+    👍/👎, no question-log row, /sumber keeps the last real answer, and an older ask-back's choices are gone (a
+    number typed next picks nothing)."""
+    service.answerer = AskBackAnswerer(choices=(), ambiguous=("sinta id bu",))
+    log = RecordingLog()
+    service.question_log = log
+    await stores.state.set_last_choices(ALICE.key, ASK_BACK_CHOICES)
+    first = await service.handle(ALICE, "Siapa ketua program studi?")
+    asked = await service.handle(ALICE, "sinta id bu")
+    assert asked.kind == "askback" and asked.text == ASK_BACK_TEXT and asked.choices == ()
+    assert asked.feedback_id == "" and asked.sources == ()
+    assert [r["question"] for r in log.records] == ["Siapa ketua program studi?"]
+    assert await stores.state.last_choices(ALICE.key) == ()
+    sumber = await service.handle(ALICE, "/sumber")
+    assert [s.url for s in sumber.sources] == [s.url for s in first.sources]
+
+
 async def test_last_choices_expire_and_hapus_forgets_them(stores):
     await stores.state.set_last_choices("web:s1", (RINA, BUDI), ttl_seconds=60)
     assert await stores.state.last_choices("web:s1") == (RINA, BUDI)

@@ -49,7 +49,10 @@ def test_lecturer_attribute(facts):
 
 def test_non_facts_questions_return_nothing(facts):
     assert not facts.lookup("kapan pendaftaran mahasiswa baru dibuka")
-    assert not facts.lookup("apa email")  # an attribute without a person is ambiguous
+    # an attribute without a person is ambiguous: the lecturers who have it are offered to ask between, and no
+    # page is boosted in retrieval
+    ambiguous = facts.lookup("apa email")
+    assert ambiguous.constraints["ask_person"] == ["Email"] and not ambiguous.doc_ids
     empty = facts.lookup("mata kuliah semester 8")
     assert empty.constraints == {"semester": 8} and not empty.rows and "Tidak ada mata kuliah" in empty.text
 
@@ -356,3 +359,36 @@ def test_an_empty_lookup_names_the_rule_that_emptied_it(facts):
     assert facts.lookup("yang wajib apa saja").rule == "only_kind"
     assert facts.lookup("kapan pendaftaran mahasiswa baru dibuka").rule == "no_constraints"
     assert facts.lookup("mata kuliah semester 5 yang 3 SKS").rule == ""  # rows found: no rule emptied it
+
+
+@pytest.mark.parametrize("question", ["sinta id bu", "nip bapak", "email dosen", "email dosen apa ya", "sinta id"])
+def test_a_field_asked_of_no_one_in_particular_asks_which_lecturer(tmp_path, question):
+    """A lecturer field ("Email", "Sinta ID") asked with nothing but a person word ("bu", "dosen") or nothing at all
+    names no lecturer: the lookup offers every lecturer who has the field to ask between (the rows), says whether a
+    person was meant, and boosts no page in retrieval (no doc_ids)."""
+    from storage.models import Document
+
+    docs = [Document(doc_id=slug, url=f"http://kampus.test/staf/{slug}/", title=name, kind="lecturer",
+                     text=f"Nama: {name}\nNIP: {nip}\nSinta ID: {sinta}\nPendidikan: S2 Informatika\nJabatan: Dosen Tetap\n"
+                          f"Jabatan Fungsional: Lektor\nEmail: {slug}@kampus.test",
+                     content_hash=slug, urls=(f"http://kampus.test/staf/{slug}/",))
+            for slug, name, nip, sinta in [("yaqin", "Dr. Ainul Yaqin, M.Kom.", "1981", "601"),
+                                           ("sari", "Sari Dewi, M.T.", "1985", "602"),
+                                           ("wira", "Gilang Wira, M.T.", "1990", "603"),
+                                           ("rina", "Rina Kartika, M.T.", "1992", "604")]]
+    build_facts(docs, tmp_path / "f.sqlite3")
+    table = FactsTable.load(tmp_path / "f.sqlite3")
+    result = table.lookup(question)
+    asked = result.constraints.get("ask_person")
+    assert asked and len(asked) == 1 and asked[0].lower() in question
+    assert [r["name"] for r in result.rows] == ["Dr. Ainul Yaqin, M.Kom.", "Sari Dewi, M.T.", "Gilang Wira, M.T.",
+                                                "Rina Kartika, M.T."]
+    assert not result.doc_ids and not result.text
+    assert result.constraints.get("person") is (question != "sinta id")
+    # a word the field does not account for is another question; a name is the person's field as before
+    assert not table.lookup("email beasiswa").constraints.get("ask_person")
+    assert not table.lookup("biaya pendidikan").constraints
+    # the most specific of the fields a question names
+    assert table.lookup("jabatan fungsional dosen").constraints.get("ask_person") == ["Jabatan Fungsional"]
+    named = table.lookup("sinta id bu rina")
+    assert [(r["name"], r["value"]) for r in named.rows] == [("Rina Kartika, M.T.", "604")]
