@@ -461,12 +461,14 @@ def pick(message: str, candidates: Sequence[Entity], context: str, inventory: In
     and a first name name part of it), the one whose record and whose line in ``context`` (the reply that named
     them) share the most of its words (a role word: the line that gives that role to a person), or all of them when
     it says so (``both``, ``retrieval.language.ALL_OF_THEM``). () when it chooses none of them or cannot tell two apart."""
-    text = normalize(message) if normalize is not None else message
-    # a button's text, or the student typed a name ("bu rina", which the normaliser spells out in full): one of the
-    # candidates or none of them
-    named = inventory.named_in(message) or inventory.named_in(text)
-    if named:
+    named = inventory.named_in(message)
+    if named:  # a button's text, or the student typed a name: one of the candidates or none of them
         return tuple(e for e in named if any(e is c for c in candidates))
+    text = normalize(message) if normalize is not None else message
+    # part of a candidate's name, which the normaliser spells out in full ("bu rina" → "… Rina Kartikasari")
+    spelled = tuple(e for e in inventory.named_in(text) if any(e is c for c in candidates))
+    if spelled:
+        return spelled
     stems = inventory.stems(text)
     if not stems:
         return ()

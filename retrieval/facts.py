@@ -640,5 +640,9 @@ class FactsTable:
         valued = [(f, set(_words(_norm(v)))) for p in people for f, v in p.fields]
         if probe - set().union(*(words for _, words in valued)):  # the full name's titles ("prof") count as held
             return []
-        found = list(dict.fromkeys(f for f, words in valued if probe & words and _norm(f).strip() not in {"nama", "name"}))
+        held = [(f, len(probe & words)) for f, words in valued if probe & words and _norm(f).strip() not in {"nama", "name"}]
+        # of the fields the words point at, those whose values hold the most of them ("kepala lab": the Jabatan
+        # "Kepala Laboratorium X", not the Jabatan Fungsional "Lektor Kepala")
+        most = max((n for _, n in held), default=0)
+        found = list(dict.fromkeys(f for f, n in held if n == most))
         return found if len(found) <= 2 else []

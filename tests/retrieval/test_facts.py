@@ -259,6 +259,22 @@ def test_a_field_is_still_guessed_when_the_value_accounts_for_the_question(facts
     assert facts.lookup(question).constraints.get("field") == [field]
 
 
+def test_of_the_fields_a_value_word_points_at_the_one_whose_value_holds_most_of_the_question(tmp_path):
+    """ "kepala lab Rina" meets "Kepala" in both "Jabatan Fungsional: Lektor Kepala" and "Jabatan: Kepala
+    Laboratorium X": the one whose value also holds "laboratorium" is what is asked."""
+    from storage.models import Document
+
+    doc = Document(doc_id="rina", url="http://kampus.test/staf/rina/", title="Dr. Rina Kartika, M.T.", kind="lecturer",
+                   text="Nama: Dr. Rina Kartika, M.T.\nJabatan: Kepala Laboratorium Intelligent System\n"
+                        "Jabatan Fungsional: Lektor Kepala\nEmail: rina@kampus.test",
+                   content_hash="rina", urls=("http://kampus.test/staf/rina/",))
+    build_facts([doc], tmp_path / "v.sqlite3")
+    table = FactsTable.load(tmp_path / "v.sqlite3")
+    assert table.lookup("kepala lab laboratorium Rina Kartika?").constraints.get("field") == ["Jabatan"]
+    # a word both hold ("lektor" is a lecturer word, not a value word) points at both
+    assert table.lookup("bu rina lektor kepala?").constraints.get("field") == ["Jabatan", "Jabatan Fungsional"]
+
+
 def _role_table(tmp_path) -> FactsTable:
     from storage.models import Document
 
