@@ -154,7 +154,10 @@ class FactsStage:
         turn.trace.add("facts", rule="program_record", lines=len(lines), url=page.url)
         turn.trace.add("final", stop_reason=StopReason.FACTS_LOOKUP, abstained=False, sources=[page.url])
         values = tuple(line.partition(":")[2].strip() for line in lines)
-        turn.result = Reply(answer="\n".join(lines) + " [1]", abstained=False,
+        # in a conversation the field may have been asked of someone named before ("emailnya?" about the admin):
+        # the reply says whose it is
+        lead = "Untuk program studi:\n" if turn.history else ""
+        turn.result = Reply(answer=lead + "\n".join(lines) + " [1]", abstained=False,
                             sources=(Source(url=page.url, title=page.name),), confidence=1.0, iterations=0,
                             stop_reason=StopReason.FACTS_LOOKUP, highlights=values)
         return True

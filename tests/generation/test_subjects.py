@@ -545,6 +545,16 @@ def test_a_field_of_the_study_program_itself_is_its_contact_pages_line(pipeline,
     assert reply.highlights == (line.partition(":")[2].strip(),)
 
 
+def test_in_a_conversation_the_study_programs_own_field_says_whose_it_is(pipeline):
+    """ "emailnya?" after a refused question about the admin: the contact page's e-mail is the study program's,
+    not the admin's, and the reply says so."""
+    refusal = asyncio.run(pipeline.answer("berapa harga tiket pesawat ke bali?")).answer
+    reply = asyncio.run(pipeline.answer("emailnya?", _history("admin prodi namanya siapa ya", refusal)))
+    if reply.abstained:  # or no answer at all
+        return
+    assert reply.answer == "Untuk program studi:\nEmail: informatika@uin-malang.ac.id [1]"
+
+
 def test_the_contact_page_named_alone_gives_its_every_line_and_a_word_more_is_another_question(pipeline):
     reply = asyncio.run(pipeline.answer("kontak prodi"))
     assert reply.answer.startswith("Alamat: ") and "Email: informatika@uin-malang.ac.id" in reply.answer
