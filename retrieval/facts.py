@@ -5,7 +5,10 @@ At build time, documents of kind ``lecturer`` (title = name, lines ``Field: valu
 version directory. :meth:`FactsTable.lookup` parses constraints from a question ("mata kuliah semester 5 yang
 3 SKS", "dosen bidang Intelligent System", "email Prof. Suhartono"), returns the rows that satisfy all of them,
 the parsed constraints, a short Indonesian rendering with the source URLs, and the matched document ids, which
-the search fuses with the semantic hits (docs/answers.md, "Structured facts fused with semantic hits").
+the search fuses with the semantic hits (docs/answers.md, "Structured facts fused with semantic hits"). A lecturer
+field asked of no one ("sinta id bu") returns the lecturers who have it under ``ask_person``, to ask between (no
+document ids); :func:`record_lines` reads the study program's own record, its contact page, for a question that
+names no one ("email prodi"; docs/answers.md, "A field asked of no one").
 """
 
 from __future__ import annotations
