@@ -849,7 +849,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     eval_rows = {}
     for name in EVAL_SETS:
         msgs = eval_messages(name)
-        flagged = [(m, model.classify(m).intent) for m in msgs if model.classify(m).is_smalltalk]
+        flagged = [(m, got.intent) for m in msgs if (got := model.classify(m)).is_smalltalk]  # each once
         eval_rows[name] = {"n": len(msgs), "false_smalltalk": len(flagged), "examples": flagged}
     note("eval_sets", **eval_rows)
     note("dialogues", **measure_dialogues(model))
