@@ -429,9 +429,12 @@ def focus(entities: Sequence[Entity], question: str, reply: str, inventory: Inve
 
 def ask_back_text(question: str, entities: Sequence[Entity]) -> str:
     """"Maksud Anda yang mana: Supriyono, M.Kom. atau Shoffin Nahwa Utama, M.T.?" (the channels add the buttons)."""
-    names = [e.name for e in entities]
-    listed = ", ".join(names[:-1]) + f" atau {names[-1]}" if len(names) > 1 else names[0]
-    return f"{ASK_BACK_LEAD}: {listed}?"
+    return f"{ASK_BACK_LEAD}: {_either([e.name for e in entities])}?"
+
+
+def _either(names: Sequence[str]) -> str:
+    """"A, B atau C" (one name alone as it is)."""
+    return ", ".join(names[:-1]) + f" atau {names[-1]}" if len(names) > 1 else names[0]
 
 
 def ask_back_roles(rows: Sequence[dict[str, Any]]) -> str:
@@ -444,8 +447,7 @@ def ask_back_person(fields: Sequence[str], names: Sequence[str]) -> str:
     """The ask-back for a lecturer field asked of no one ("sinta id bu"): two or three holders by name (the
     channels add the buttons), more as a request for the name with the first one as the example."""
     if len(names) <= MAX_CHOICES:
-        listed = ", ".join(names[:-1]) + f" atau {names[-1]}" if len(names) > 1 else names[0]
-        return f"{ASK_BACK_LEAD}: {listed}?"
+        return f"{ASK_BACK_LEAD}: {_either(names)}?"
     example = names[0].split(",")[0].strip()  # the name without the degrees after it
     return (f"{ASK_BACK_LEAD}? {fields[0]} tercantum di {len(names)} profil. Tuliskan namanya, "
             f"misalnya \"{fields[0]} {example}\".")
@@ -465,7 +467,8 @@ def pick(message: str, candidates: Sequence[Entity], context: str, inventory: In
     if named:  # a button's text, or the student typed a name: one of the candidates or none of them
         return tuple(e for e in named if any(e is c for c in candidates))
     text = normalize(message) if normalize is not None else message
-    # part of a candidate's name, which the normaliser spells out in full ("bu rina" → "… Rina Kartikasari")
+    # part of a candidate's name, which the normaliser spells out in full (an honorific and a first name → the
+    # alias table's full name)
     spelled = tuple(e for e in inventory.named_in(text) if any(e is c for c in candidates))
     if spelled:
         return spelled

@@ -70,6 +70,21 @@ def _content(words: Iterable[str]) -> list[str]:
     return [w for w in words if w not in INDEX_STOPWORDS]
 
 
+def _without_nya(word: str) -> str:
+    """A question word without its possessive "-nya" ("jabfungnya" → "jabfung"); short words keep theirs."""
+    return word[:-3] if word.endswith("nya") and len(word) > 6 else word
+
+
+def _is_name_field(field_name: str) -> bool:
+    return _norm(field_name).strip() in {"nama", "name"}
+
+
+def _attribute_fields(fields: Iterable[str]) -> list[str]:
+    """Of the fields a question names, those that can be asked of a lecturer: neither the name nor a field that
+    lists courses."""
+    return [f for f in fields if not _COURSE_FIELD.search(f) and not _is_name_field(f)]
+
+
 def _names_field(field_name: str, words: set[str]) -> bool:
     """Whether the question's ``words`` name a field: each of its content words, as written or inflected
     ("ruangannya" → Ruang, "pendidikannya" → Pendidikan), or a clipped compound of two of its words, the way
@@ -77,7 +92,7 @@ def _names_field(field_name: str, words: set[str]) -> bool:
     ft = _content(_words(field_name))
     if not ft:
         return False
-    bare = words | {w[:-3] for w in words if w.endswith("nya") and len(w) > 6}  # "jabfungnya"
+    bare = words | {_without_nya(w) for w in words}  # "jabfungnya"
     if clipped_compounds(field_name) & bare:
         return True
     stems = {stem(w) for w in words if w.isalpha() and len(w) > 3}
@@ -88,7 +103,7 @@ def _of_field(word: str, field_name: str) -> bool:
     """Whether ``word`` is part of how a question names the field: one of its words, inflected or not, or a clipped
     compound of two of them ("sinta" and "id" for Sinta ID, "jabfung" for Jabatan Fungsional)."""
     ft = _content(_words(field_name))
-    bare = word[:-3] if word.endswith("nya") and len(word) > 6 else word
+    bare = _without_nya(word)
     if bare in ft or bare in clipped_compounds(field_name):
         return True
     return bare.isalpha() and len(bare) > 3 and stem(bare) in {stem(t) for t in ft if t.isalpha()}
@@ -246,7 +261,7 @@ class _RoleMatcher:
         if not distinctive or not (set(words) & PERSON_ASKED_WORDS or wanted):
             return set(), []
         fields = [(lec, f, v, set(_content(_words(v)))) for lec in self.lecturers for f, v in lec.fields
-                  if _norm(f).strip() not in {"nama", "name"} and f not in wanted]
+                  if not _is_name_field(f) and f not in wanted]
         return distinctive, [x for x in fields if x[3]]
 
     def by_role(self, words: list[str], wanted: Sequence[str]) -> list[dict[str, object]]:
@@ -362,7 +377,7 @@ class FactsTable:
         self._name_stop = _LECTURER_WORDS | _COURSE_WORDS | set(_FIELD_KEYWORDS)
         # every word some lecturer field's value uses: a question word outside it names no role ("mau", "dong")
         self._value_words = frozenset(w for lec in self.lecturers for f, v in lec.fields
-                                      if _norm(f).strip() not in {"nama", "name"} for w in _words(v))
+                                      if not _is_name_field(f) for w in _words(v))
         self._roles = _RoleMatcher(self.lecturers, self._value_words)
 
     @classmethod
@@ -403,8 +418,7 @@ class FactsTable:
                 # who teaches a named course; nobody listing it is no answer (retrieval takes it), never "tidak ada".
                 # A field the question names ("email dosen yang mengajar X") is asked of those lecturers; the fields
                 # that list courses, the area fields and the name are no such attribute
-                wanted = [f for f in self._fields_named(set(words))
-                          if not _COURSE_FIELD.search(f) and _norm(f).strip() not in {"nama", "name"}]
+                wanted = _attribute_fields(self._fields_named(set(words)))
                 return self._lookup_teachers(course, wanted)
         result = self._lookup_courses(q, words) if self.courses else FactsResult()
         if result.constraints:
@@ -564,8 +578,9 @@ class FactsTable:
         retrieval boosts none of them) under ``ask_person`` (the fields), with ``person`` saying whether a person word was
         used (without one, "email prodi" may be the study program's own). None when fewer than two have it (the
         lookup goes on as before), or the question says more, or asks for the name or a course field."""
-        wanted = [f for f in wanted if _norm(f).strip() not in {"nama", "name"} and not _COURSE_FIELD.search(f)]
-        # the most specific field named: "jabatan fungsional" names Jabatan too, but asks for Jabatan Fungsional
+        wanted = _attribute_fields(wanted)
+        # the most specific field named: a question naming a two-word field names a one-word field within it too,
+        # but asks for the two-word one
         wanted = [f for f in wanted if not any(set(_words(f)) < set(_words(g)) for g in wanted)]
         persons = HONORIFICS | _LECTURER_WORDS | PERSON_ASKED_WORDS
         if not wanted or any(w not in persons and w not in _GENERIC and not any(_of_field(w, f) for f in wanted)
@@ -643,9 +658,9 @@ class FactsTable:
         valued = [(f, set(_words(_norm(v)))) for p in people for f, v in p.fields]
         if probe - set().union(*(words for _, words in valued)):  # the full name's titles ("prof") count as held
             return []
-        held = [(f, len(probe & words)) for f, words in valued if probe & words and _norm(f).strip() not in {"nama", "name"}]
-        # of the fields the words point at, those whose values hold the most of them ("kepala lab": the Jabatan
-        # "Kepala Laboratorium X", not the Jabatan Fungsional "Lektor Kepala")
+        held = [(f, len(probe & words)) for f, words in valued if probe & words and not _is_name_field(f)]
+        # of the fields the words point at, those whose values hold the most of them: a word a role and a rank
+        # share points at both, and the question's other words at the role
         most = max((n for _, n in held), default=0)
         found = list(dict.fromkeys(f for f, n in held if n == most))
         return found if len(found) <= 2 else []

@@ -103,23 +103,15 @@ class FactsStage:
             return "error"
         rows = list(getattr(found, "rows", ()) or ()) if found else []
         constraints = dict(getattr(found, "constraints", {}) or {}) if found else {}
+        names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
         if "ask_role" in constraints and rows:  # two or three roles hold the question's role word
-            names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
-            turn.trace.add("facts", constraints=constraints, rows=len(rows))
-            turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(names))
-            turn.result = Reply(answer=ask_back_roles(rows), abstained=False, sources=(), confidence=0.0,
-                                iterations=0, stop_reason=StopReason.ASK_BACK, choices=names)
-            return "ask_back"
-        if "ask_person" in constraints and rows and not turn.list_q:  # "sinta id bu": which lecturer?
+            return _ask_back(turn, ask_back_roles(rows), names, constraints=constraints, rows=len(rows))
+        if "ask_person" in constraints and rows and not turn.list_q:  # a lecturer field asked of no one: whose?
             if not constraints.get("person") and await self._program_record(turn):
                 return "program_record"  # "email prodi": the study program's own
-            turn.trace.add("facts", constraints=constraints, rows=len(rows), rule=getattr(found, "rule", ""))
-            names = tuple(dict.fromkeys(str(r.get("name")) for r in rows))
-            choices = names if len(names) <= MAX_CHOICES else ()
-            turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(choices))
-            turn.result = Reply(answer=ask_back_person(constraints["ask_person"], names), abstained=False, sources=(),
-                                confidence=0.0, iterations=0, stop_reason=StopReason.ASK_BACK, choices=choices)
-            return "ask_back"
+            return _ask_back(turn, ask_back_person(constraints["ask_person"], names),
+                             names if len(names) <= MAX_CHOICES else (), constraints=constraints, rows=len(rows),
+                             rule=getattr(found, "rule", ""))
         if not rows and not turn.followup and await self._program_record(turn):
             return "program_record"
         usable, rule = facts_verdict(constraints, rows, turn.query)
@@ -137,7 +129,6 @@ class FactsStage:
         # which rule of the lookup left it empty ("only_name": a course named without "mata kuliah"), if one did
         turn.trace.add("facts", rows=0, rule=getattr(found, "rule", ""))
         return "no_rows"
-
 
     async def _program_record(self, turn: Turn) -> bool:
         """The study program's own record, its contact page's "Label: value" lines, where the question asks for one
@@ -161,6 +152,16 @@ class FactsStage:
                             sources=(Source(url=page.url, title=page.name),), confidence=1.0, iterations=0,
                             stop_reason=StopReason.FACTS_LOOKUP, highlights=values)
         return True
+
+
+def _ask_back(turn: Turn, text: str, choices: tuple[str, ...], **facts: Any) -> str:
+    """Settle the turn with an ask-back (``choices`` are the buttons; none when the student is to type a name), the
+    facts lookup that asked it in the trace."""
+    turn.trace.add("facts", **facts)
+    turn.trace.add("final", stop_reason=StopReason.ASK_BACK, abstained=False, choices=list(choices))
+    turn.result = Reply(answer=text, abstained=False, sources=(), confidence=0.0, iterations=0,
+                        stop_reason=StopReason.ASK_BACK, choices=choices)
+    return "ask_back"
 
 
 def _said_before(text: str, history: list[Any]) -> bool:
