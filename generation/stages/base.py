@@ -114,6 +114,7 @@ class Turn:
     read_hit: Hit | None = None
     read_passage: str = ""
     read_span: Span | None = None
+    read_rows: list[str] | None = None  # a list question's table column, row by row, when the span is in one
 
 
 class Stage(Protocol):

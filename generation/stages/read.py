@@ -83,7 +83,7 @@ class ReadStage:
         answer = self.ctx.config.abstention == "off" or p >= threshold
         listing = self.ctx.config.list_columns and turn.list_q
         if answer and listing:
-            k, p = _column_chunk(passages, spans, chosen, threshold, k, p)
+            k, p, turn.read_rows = _column_chunk(passages, spans, chosen, threshold, k, p)
         turn.read_hit, turn.read_passage, turn.read_span = hits[k], passages[k], spans[k]
         turn.p_correct = p
         turn.trace.add("reader_gate", p=round(p, 4), threshold=round(threshold, 4),
@@ -99,17 +99,21 @@ class ReadStage:
 
 
 def _column_chunk(passages: Sequence[str], spans: Sequence[Span | None], chosen: Sequence[float | None],
-                  threshold: float, k: int, p: float) -> tuple[int, float]:
+                  threshold: float, k: int, p: float) -> tuple[int, float, list[str] | None]:
     """For a list question, the chunk whose span is a table column (``quote.column_rows``: the list's answer is
     that column, row by row) when the chosen span is not one: the first in reading order whose own probability
-    reaches the gate's threshold. Otherwise the chosen chunk (``k``, ``p``)."""
+    reaches the gate's threshold, with its column's rows. Otherwise the chosen chunk (``k``, ``p``) and its rows
+    (None when its span is in no table column)."""
     span = spans[k]
-    if span is not None and column_rows(passages[k], span.start):
-        return k, p
+    rows = None if span is None else column_rows(passages[k], span.start)
+    if rows:
+        return k, p, rows
     for j, (passage, sp, pc) in enumerate(zip(passages, spans, chosen, strict=True)):
-        if j != k and sp is not None and pc is not None and pc >= threshold and column_rows(passage, sp.start):
-            return j, pc
-    return k, p
+        if j != k and sp is not None and pc is not None and pc >= threshold:
+            other = column_rows(passage, sp.start)
+            if other:
+                return j, pc, other
+    return k, p, rows
 
 
 def _table_list(turn: Turn, hits: Sequence[Hit], passages: Sequence[str], spans: Sequence[Span | None],
@@ -174,7 +178,7 @@ class QuoteStage:
         hit, span, passage = turn.read_hit, turn.read_span, turn.read_passage
         assert hit is not None and span is not None  # the read stage abstains without a span
         listing = self.ctx.config.list_columns and turn.list_q
-        rows = column_rows(passage, span.start) if listing else None
+        rows = turn.read_rows if listing else None  # the read stage found them when it chose the chunk
         lines = None if rows or not listing else list_lines(passage, span.start, MAX_LIST_LINES,
                                                              self.ctx.config.max_answer_chars)
         highlights: tuple[str, ...] = ()
