@@ -29,23 +29,16 @@ from typing import Any
 
 from bench.idkmrc import is_check, load_passages
 from bench.train_reader import _is_dev
+from generation.quote import _sentence_spans
 from generation.reader import Reader
-from generation.text import holds, normalize, sentences
+from generation.text import holds, normalize
 
 BARS = (0.6, 0.5, 0.4, 0.3, 0.2)
 
 
 def sentence_ranges(passage: str) -> list[tuple[int, int]]:
-    """Each sentence of ``passage`` (generation.text.sentences) as its character range."""
-    out, cursor = [], 0
-    for piece in sentences(passage):
-        first = piece.split()[0]
-        at = passage.find(first, cursor)
-        if at < 0:
-            continue
-        out.append((at, at + len(piece)))
-        cursor = at + 1
-    return out
+    """Each sentence of ``passage`` as its character range: the units a reply quotes (generation.quote)."""
+    return [(a, b) for a, b, _ in _sentence_spans(passage)]
 
 
 def _sentence_at(ranges: list[tuple[int, int]], pos: int) -> int | None:
