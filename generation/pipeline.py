@@ -162,6 +162,8 @@ class AnswerPipeline:
         try:
             window = list(history)[-self.config.history_window :]
             subject = await self.subjects.resolve(question, window, trace) if self.config.follow_subjects else None
+            if subject is not None and subject.standalone:  # it only looked like a follow-up: no window
+                subject, window, history = None, [], ()
             parts = split_questions(question)
             if subject is not None:
                 result = await self._answer_subject(subject, trace, on_position)

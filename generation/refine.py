@@ -49,6 +49,9 @@ class FollowUp:
     about_subject: bool = False
     # the rule that decided (FOLLOWUP_RULES), for the answer trace; it changes nothing
     rule: str = ""
+    # why the message was read as a follow-up at all: "marker", "possessive" or "short" (``_followup_cue``); only
+    # "short" is no sign of its own, so generation.subjects may find such a message stands alone
+    cue: str = ""
 
 
 # The follow-up rules by name, as FollowUp.rule gives them: no previous question; not a follow-up; "ada yang lain?"
@@ -128,7 +131,8 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     if not previous:
         return FollowUp(question, False, rule="no_history")
     own = anchors(question)
-    if not _is_followup(question, own):
+    cue = _followup_cue(question, own)
+    if not cue:
         return FollowUp(question, False, rule="not_followup")
     if _depth < _MAX_CHAIN:  # "siapa dosen IS?" → "emailnya?" → "kalau kaprodi?": resolve the middle one first
         previous_resolved = _resolve(previous, earlier, _depth + 1).query
@@ -139,9 +143,9 @@ def _resolve(question: str, history: Sequence[object], _depth: int = 0) -> Follo
     if not extra:  # "ada yang lain?": the previous question again; a message that asks for nothing more is no follow-up
         if not _ALTERNATIVE.search(question) and not set(words(question)) & _MORE:
             return FollowUp(question, False, rule="nothing_to_resolve")
-        return FollowUp(prev_core + "?", True, previous, rule="again")
+        return FollowUp(prev_core + "?", True, previous, rule="again", cue=cue)
     f = _Reading.of(question, own, extra, previous, previous_resolved, prev_core)
-    return _switched(f) or _same_subject(f, reply)
+    return replace(_switched(f) or _same_subject(f, reply), cue=cue)
 
 
 def _previous_turn(question: str, msgs: list[object]) -> tuple[str, str, list[object]]:
@@ -160,15 +164,16 @@ def _previous_turn(question: str, msgs: list[object]) -> tuple[str, str, list[ob
     return previous, reply, earlier
 
 
-def _is_followup(question: str, own: list[str]) -> bool:
-    """``question`` (whose anchors are ``own``) leans on the previous one: a follow-up marker with few anchors of
-    its own, a short question of at most one anchor, or a possessive "-nya" with few anchors."""
+def _followup_cue(question: str, own: list[str]) -> str:
+    """Why ``question`` (whose anchors are ``own``) leans on the previous one (``FollowUp.cue``): a follow-up marker
+    with few anchors of its own ("marker"), a possessive "-nya" with few anchors ("possessive"), or only that it is
+    short, at most one anchor ("short"); "" when it stands alone."""
     if bool(_FOLLOWUP_MARKERS.search(question.strip())) and len(own) <= 4:
-        return True
-    if len(own) <= 1 and len(words(question)) <= 4:
-        return True
+        return "marker"
     # a possessive "-nya" points back at the previous subject ("jam bukanya kapan?")
-    return len(own) <= 3 and bool(re.search(r"\b\w{3,}-?nya\b", question, re.IGNORECASE))
+    if len(own) <= 3 and bool(re.search(r"\b\w{3,}-?nya\b", question, re.IGNORECASE)):
+        return "possessive"
+    return "short" if len(own) <= 1 and len(words(question)) <= 4 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +224,7 @@ def _switched(f: _Reading) -> FollowUp | None:
     if not _SWITCH.search(f.question.strip()):
         return None
     aligned = _what_about(f.question, f.prev_core,
-                          subject_may_change=bool(f.new_subject) and not f.narrowing and not f.asks)
+                          subject_may_change=bool(f.new_subject) and not f.narrowing and not f.asks, asks=f.asks)
     if aligned:
         return FollowUp(full_academic_years(aligned), True, f.previous, rule="switch")
     if f.new_subject and not f.narrowing:
@@ -386,7 +391,7 @@ def _key(word: str) -> str:
     return long if " " not in long else w
 
 
-def _what_about(question: str, previous: str, *, subject_may_change: bool) -> str | None:
+def _what_about(question: str, previous: str, *, subject_may_change: bool, asks: bool = False) -> str | None:
     """"kalau X?" against the previous question P, or None when neither rule applies.
 
     - X repeats a word of P and adds what follows it ("kalau semester genap?" after "jadwal UAS semester ganjil
@@ -394,7 +399,10 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
     - X shares nothing with P (a new subject, when ``subject_may_change``): P's subject, its leading words up to
       the first attribute or question word (after an honorific: the name), is replaced by X ("kalau KKN?" after
       "magang berapa SKS?" → "KKN berapa SKS"; "kalau bu Sari?" after "pak Budi lulusan S3 mana?" → "bu Sari S3
-      mana")."""
+      mana").
+
+    X that ``asks`` something of its own ("gmn caranya", "kapan") and names a subject before the word it shares
+    with P ("kalo mau cuti kuliah gmn caranya?" after "biaya kuliah …") is a question of its own: no head."""
     raw_x = [w for w in question.strip().rstrip("?!. ").split()]
     x = [w for w in raw_x if w.lower().strip(",.") not in SWITCH_WORDS and w.lower() not in QUESTION_WORDS]
     p = previous.strip().rstrip("?!. ").split()
@@ -406,7 +414,7 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
     if heads:
         i = heads[-1]
         tail = x[i + 1 :]
-        if not tail:
+        if not tail or asks and _names_before(x[:i], set(p_keys)):
             return None
         j = p_keys.index(_key(x[i]))
         if all(_is_number(w) for w in tail):  # a new value: it replaces the old one ("ipk ku 3,6" → "ipk ku 3,1")
@@ -428,6 +436,14 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool) -> st
     if end == start or not any(_key(w) not in QUESTION_WORDS for w in rest):
         return None
     return " ".join(x + rest) + "?"
+
+
+def _names_before(lead: list[str], p_keys: set[str]) -> bool:
+    """The words of "kalau X?" before the word X shares with the previous question hold an anchor that is neither a
+    word of the previous question nor a facet value ("kalo mau cuti kuliah …" after "biaya kuliah …": "cuti"; not
+    "kalo yg pilihan di smt 5?" after "matkul wajib smt 5 …", whose "pilihan" replaces "wajib")."""
+    return any(_key(w) not in p_keys and not any(_key(w) in facet for facet in FACETS)
+               for w in anchors(" ".join(lead)) if not _is_number(w))
 
 
 def _number_after(text: str, word: str) -> bool:

@@ -80,6 +80,9 @@ class Reference:
     entities: tuple[Entity, ...] = ()
     attribute: tuple[str, ...] = ()  # the attribute's stems
     why: str = ""
+    # with none that has the whole attribute: whether any candidate's record holds part of it ("jam latihan" against
+    # "Jadwal kegiatan"); without that the follow-up shares nothing with what the reply named
+    partly: bool = False
 
 
 @dataclass
@@ -293,18 +296,18 @@ def refer(question: str, previous_question: str, reply: str, inventory: Inventor
         return Reference("ask", tuple(having), attr, "several_have_it")
     if len(having) > MAX_CHOICES:
         return Reference("none", tuple(having), attr, "a_list_has_it")
+    partly = [e for e in fresh if attribute & inventory.stems(e.record)]
     if inventory.is_label(attribute):
-        return Reference("prodi", tuple(fresh), attr, "none_has_it")
+        return Reference("prodi", tuple(fresh), attr, "none_has_it", partly=bool(partly))
     # an attribute in the student's words, not the site's ("jam latihan" for "Jadwal kegiatan", "syarat" for
     # "Sasaran"): two or three that have part of it, or two or three of one sort (rows of one table) or listed as
     # items of our reply, are asked between; one is no evidence enough to carry, and a lab beside its head are no
     # alternatives (the rewrite decides)
-    partly = [e for e in fresh if attribute & inventory.stems(e.record)]
     if 2 <= len(partly) <= MAX_CHOICES:
         return Reference("ask", tuple(partly), attr, "several_have_part")
     if 2 <= len(fresh) <= MAX_CHOICES and (len({e.sort for e in fresh}) == 1 or _listed_apart(fresh, reply)):
         return Reference("ask", tuple(fresh), attr, "several_alike")
-    return Reference("none", tuple(partly or fresh), attr, "unknown_attribute")
+    return Reference("none", tuple(partly or fresh), attr, "unknown_attribute", partly=bool(partly))
 
 
 _COUNTED_LIST = re.compile(r"\(\d+\):\s*(.+)$")  # "Mata kuliah semester 7 (2): A; B." as the facts table writes it

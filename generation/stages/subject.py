@@ -43,6 +43,9 @@ class Subject:
     note: str = ""
     result: Reply | None = None  # settled already (the prodi's field from its contact page)
     labels: tuple[str, ...] = ()  # per query, what it is about: shown before an answer that does not name it
+    # the message only looked like a follow-up (it is short) and shares nothing with what the last reply named:
+    # it is answered on its own, without the window ("lab ada berapa?" after a reply about the PKL page)
+    standalone: bool = False
 
 
 def _exchanges(history: Sequence[Any]) -> list[tuple[str, str]]:
@@ -175,7 +178,8 @@ class SubjectResolver:
             if not chosen:
                 return None
             return Subject([_about(formal(asked), e) for e in chosen], labels=tuple(e.name for e in chosen))
-        about = rewrite_followup(question, history).about_subject
+        follow = rewrite_followup(question, history)
+        about = follow.about_subject
         # "ruangannya masing-masing di mana?", or a plural question about them ("penanggung jawabnya siapa saja?"):
         # about every item the last reply listed, each asked in its singular form
         plural = about and is_list_question(stated)
@@ -192,8 +196,7 @@ class SubjectResolver:
         asked, reply = pairs[k]
         ref = refer(question, asked, reply, inventory, formal, expanded)
         attribute = frozenset(ref.attribute)
-        if ref.why in ("none_has_it", "unknown_attribute") and k > 0 \
-                and not any(attribute & inventory.stems(e.record) for e in ref.entities):
+        if ref.why in ("none_has_it", "unknown_attribute") and k > 0 and not ref.partly:
             # none of what the last reply named holds any of the attribute: the entity the chain is about may
             # ("pembinanya siapa?" → "Dosen pembina: <person>" → "jadwal kegiatannya?" is the community's)
             kept = _chain_subject(asked, pairs[k - 1], attribute, inventory, formal, expanded)
@@ -201,6 +204,11 @@ class SubjectResolver:
                 trace.add("subject", decision="refer", kind="carry", why="chain_subject", attribute=list(ref.attribute),
                           entities=[kept.name])
                 return Subject([_about(stated, kept)])
+        if ref.why == "unknown_attribute" and not ref.partly and follow.cue == "short" and follow.rule == "same_subject":
+            # nothing but its length made it a follow-up, and no record the reply named holds a word of it
+            trace.add("subject", decision="standalone", why=ref.why, attribute=list(ref.attribute),
+                      entities=[e.name for e in ref.entities])
+            return Subject([], standalone=True)
         trace.add("subject", decision="refer", kind=ref.kind, why=ref.why, attribute=list(ref.attribute),
                   entities=[e.name for e in ref.entities])
         if ref.kind == "carry":

@@ -177,6 +177,18 @@ def test_a_new_subject_with_the_same_value_switches_the_topic():
     assert {"matkul", "pilihan", "3", "sks"} <= _words(r.query), r.query
 
 
+def test_a_new_subject_before_a_shared_word_switches_the_topic():
+    # "kalau X?" whose X names a subject of its own before the word it shares with the previous question: the shared
+    # word is part of the new subject ("cuti kuliah" after "biaya kuliah"), not a head whose tail replaces the old one
+    r = _ask("kalo mau cuti kuliah gmn caranya?", ("biaya kuliah per semester brp", ABSTAINED))
+    got = _words(r.query)
+    assert {"cuti", "kuliah"} <= got and not ({"biaya", "semester"} & got), r.query
+    # a facet value before the shared word still narrows the previous question
+    r = _ask("kalo yg genap di semester 4?", ("jadwal uas ganjil semester 4 kapan", ABSTAINED))
+    got = _words(r.query)
+    assert {"jadwal", "uas", "genap", "4"} <= got and "ganjil" not in got, r.query
+
+
 def test_a_value_restated_in_full_replaces_the_shorthand_one():
     r = _ask("kalo yg semester 3?", ("matkul pilihan smt 4 apa aja", ABSTAINED))
     got = _words(r.query)

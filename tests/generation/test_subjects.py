@@ -278,6 +278,23 @@ def test_a_refused_follow_up_in_between_leaves_the_subject_where_it_was(pipeline
     assert refer_steps and all(s.get("why") == "no_answer_before" for s in refer_steps), refer_steps
 
 
+def test_a_short_question_no_record_the_reply_named_holds_stands_alone(reader):
+    """ "lab ada berapa" after the KIP Kuliah row: short enough to look like a follow-up, but it has no marker, no
+    "-nya", and no record the reply named (the scholarship row, its page) holds "lab". It is answered on its own, so
+    the scholarship question's words are not added to it and the scholarship page does not answer it. A short one
+    that a record the reply named does hold ("sasarannya siapa") stays about that subject."""
+    history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY)
+    reply = asyncio.run(reader.answer("lab ada berapa", history))
+    subject = [s for s in reply.trace.steps if s["step"] == "subject"]
+    assert [s["decision"] for s in subject] == ["standalone"], subject
+    rewrite = next(s for s in reply.trace.steps if s["step"] == "rewrite")
+    assert not rewrite["followup"] and "beasiswa" not in rewrite["query"], rewrite
+    assert all("/scholarship/" not in s.url for s in reply.sources), reply.sources
+    kept = asyncio.run(reader.answer("penyelenggaranya siapa", history))
+    assert all(s["decision"] != "standalone" for s in kept.trace.steps if s["step"] == "subject"), kept.trace.steps
+    assert "Kementerian Agama" in kept.answer, kept.answer
+
+
 def test_the_reader_answers_from_the_row_of_the_scholarship_the_student_chose(reader):
     """After the ask-back between two scholarships, "yg djarum" asks about Beasiswa Djarum Plus: the question now
     names that row of the scholarship table, so the reader reads only that row of the page, not the row of the
