@@ -420,8 +420,8 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool, asks:
         if all(_is_number(w) for w in tail):  # a new value: it replaces the old one ("ipk ku 3,6" → "ipk ku 3,1")
             at = next((k for k in range(j + 1, min(j + 4, len(p))) if _is_number(p[k].strip(",.;:"))), None)
             out = p[: j + 1] + tail + p[j + 1 :] if at is None else p[:at] + tail + p[at + 1 :]
-        else:
-            out = p[: j + 1] + tail + p[j + 1 + len(tail) :]
+        else:  # the tail replaces the old value after the head, up to the next attribute or question word
+            out = p[: j + 1] + tail + p[j + 1 + (_value_length(p[j + 1 :]) or len(tail)) :]
         # a facet value named before the head replaces the previous question's other value ("kalo yg pilihan di smt
         # 3?" after "matkul wajib smt 3 …": pilihan, not wajib)
         return " ".join(_facet_value_of(w, x[:i]) for w in out) + "?"
@@ -436,6 +436,17 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool, asks:
     if end == start or not any(_key(w) not in QUESTION_WORDS for w in rest):
         return None
     return " ".join(x + rest) + "?"
+
+
+def _value_length(words_after: list[str]) -> int:
+    """How many of the previous question's words after a head are its value: those before the first attribute or
+    question word ("data science" of "lab data science ruangannya dmn", "ganjil" of "semester ganjil kapan")."""
+    stops = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
+    n = 0
+    while n < len(words_after) and _key(words_after[n]) not in stops \
+            and words_after[n].lower().strip(",.") not in stops and not _is_number(words_after[n].strip(",.;:")):
+        n += 1
+    return n
 
 
 def _names_before(lead: list[str], p_keys: set[str]) -> bool:
