@@ -401,8 +401,8 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool, asks:
       "magang berapa SKS?" → "KKN berapa SKS"; "kalau bu Sari?" after "pak Budi lulusan S3 mana?" → "bu Sari S3
       mana").
 
-    X that ``asks`` something of its own ("gmn caranya", "kapan") and names a subject before the word it shares
-    with P ("kalo mau cuti kuliah gmn caranya?" after "biaya kuliah …") is a question of its own: no head."""
+    X that ``asks`` something of its own ("gimana", "kapan") and names a subject before the word it shares with P
+    ("kalo mau pindah kelas gimana?" after "jadwal kelas …") is a question of its own: no head."""
     raw_x = [w for w in question.strip().rstrip("?!. ").split()]
     x = [w for w in raw_x if w.lower().strip(",.") not in SWITCH_WORDS and w.lower() not in QUESTION_WORDS]
     p = previous.strip().rstrip("?!. ").split()
@@ -440,7 +440,7 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool, asks:
 
 def _value_length(words_after: list[str]) -> int:
     """How many of the previous question's words after a head are its value: those before the first attribute or
-    question word ("data science" of "lab data science ruangannya dmn", "ganjil" of "semester ganjil kapan")."""
+    question word ("bulu tangkis" of "klub bulu tangkis kumpulnya kapan", "ganjil" of "semester ganjil kapan")."""
     stops = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
     n = 0
     while n < len(words_after) and _key(words_after[n]) not in stops \
@@ -451,7 +451,7 @@ def _value_length(words_after: list[str]) -> int:
 
 def _names_before(lead: list[str], p_keys: set[str]) -> bool:
     """The words of "kalau X?" before the word X shares with the previous question hold an anchor that is neither a
-    word of the previous question nor a facet value ("kalo mau cuti kuliah …" after "biaya kuliah …": "cuti"; not
+    word of the previous question nor a facet value ("kalo mau pindah kelas …" after "jadwal kelas …": "pindah"; not
     "kalo yg pilihan di smt 5?" after "matkul wajib smt 5 …", whose "pilihan" replaces "wajib")."""
     return any(_key(w) not in p_keys and not any(_key(w) in facet for facet in FACETS)
                for w in anchors(" ".join(lead)) if not _is_number(w))
