@@ -440,7 +440,7 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool, asks:
 
 def _value_length(words_after: list[str]) -> int:
     """How many of the previous question's words after a head are its value: those before the first attribute or
-    question word ("bulu tangkis" of "klub bulu tangkis kumpulnya kapan", "ganjil" of "semester ganjil kapan")."""
+    question word ("panjat tebing" of "klub panjat tebing kumpulnya kapan", "ganjil" of "semester ganjil kapan")."""
     stops = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
     n = 0
     while n < len(words_after) and _key(words_after[n]) not in stops \
