@@ -428,25 +428,31 @@ def _what_about(question: str, previous: str, *, subject_may_change: bool, asks:
     if not subject_may_change:
         return None
     start = 1 if _key(p[0]) in HONORIFICS else 0
-    end = start
-    stops = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
-    while end < len(p) and _key(p[end]) not in stops and p[end].lower().strip(",.") not in stops:
-        end += 1
+    end = start + _before_stop(p[start:])
     rest = p[end:]
     if end == start or not any(_key(w) not in QUESTION_WORDS for w in rest):
         return None
     return " ".join(x + rest) + "?"
 
 
-def _value_length(words_after: list[str]) -> int:
-    """How many of the previous question's words after a head are its value: those before the first attribute or
-    question word ("panjat tebing" of "klub panjat tebing kumpulnya kapan", "ganjil" of "semester ganjil kapan")."""
-    stops = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
+# what ends a subject or a value in a question: what one asks about it, or a question word
+_STOPS = ATTRIBUTE_WORDS | QUESTION_WORDS | TYPE_QUESTION_WORDS
+
+
+def _before_stop(tokens: list[str], *, numbers_stop: bool = False) -> int:
+    """How many of ``tokens`` come before the first attribute or question word (``_STOPS``), or number too."""
     n = 0
-    while n < len(words_after) and _key(words_after[n]) not in stops \
-            and words_after[n].lower().strip(",.") not in stops and not _is_number(words_after[n].strip(",.;:")):
+    while n < len(tokens) and _key(tokens[n]) not in _STOPS and tokens[n].lower().strip(",.") not in _STOPS \
+            and not (numbers_stop and _is_number(tokens[n].strip(",.;:"))):
         n += 1
     return n
+
+
+def _value_length(words_after: list[str]) -> int:
+    """How many of the previous question's words after a head are its value: those before the first attribute or
+    question word or number ("panjat tebing" of "klub panjat tebing kumpulnya kapan", "ganjil" of "semester ganjil
+    kapan")."""
+    return _before_stop(words_after, numbers_stop=True)
 
 
 def _names_before(lead: list[str], p_keys: set[str]) -> bool:

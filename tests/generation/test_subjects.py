@@ -282,7 +282,7 @@ def test_a_short_question_no_record_the_reply_named_holds_stands_alone(reader):
     """ "lab ada berapa" after the KIP Kuliah row: short enough to look like a follow-up, but it has no marker, no
     "-nya", and no record the reply named (the scholarship row, its page) holds "lab". It is answered on its own, so
     the scholarship question's words are not added to it and the scholarship page does not answer it. A short one
-    that a record the reply named does hold ("sasarannya siapa") stays about that subject."""
+    that a record the reply named does hold ("penyelenggaranya siapa") stays about that subject."""
     history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY)
     reply = asyncio.run(reader.answer("lab ada berapa", history))
     subject = [s for s in reply.trace.steps if s["step"] == "subject"]
