@@ -354,3 +354,15 @@ def test_reader_config_names_the_int8_weight_width():
     assert ReaderConfig.from_json({"int8": True, "int8_weight_bits": 8}).int8_weight_bits == 8
     with pytest.raises(ValueError, match="int8_weight_bits"):
         ReaderConfig.from_json({"int8_weight_bits": 4})
+
+
+async def test_the_reader_names_the_chunks_it_read_as_the_answers_context(make_reader_pipeline):
+    """The chunks the reader read are the reply's context (trace step ``context``, as the previous pipeline's
+    ``choose`` stage writes it), so the evaluation's faithfulness and degeneration checks read the reply against
+    them instead of finding no context."""
+    answer = await make_reader_pipeline().answer("Berapa lama kerja praktik?")
+    context = next(s for s in answer.trace.steps if s["step"] == "context")
+    read = next(s for s in answer.trace.steps if s["step"] == "read")
+    assert context["chunk_ids"] and len(context["chunk_ids"]) == len(read["spans"])
+    assert [sp["chunk_id"] for sp in read["spans"] if sp] == [
+        c for c, sp in zip(context["chunk_ids"], read["spans"], strict=True) if sp]
