@@ -56,10 +56,10 @@ class ReadStage:
         passages = [str(h.text) for h in hits]  # the chunk as the page says it (a record names its person)
         reader = await self.ctx.run(lambda: self.ctx.reader)
         question = turn.anchor_text or turn.normalized
-        # a question that names a row of a table (a scholarship, a laboratory) is answered from that row of the
-        # passage that holds it, not from the row of another one beside it
         # the chunks read are the reply's context, as the previous pipeline's choose stage names its own
         turn.trace.add("context", chunk_ids=[h.chunk_id for h in hits])
+        # a question that names a row of a table (a scholarship, a laboratory) is answered from that row of the
+        # passage that holds it, not from the row of another one beside it
         rows = await self.ctx.run(_named_rows, turn.index, question)
         within = [_row_ranges(p, rows) for p in passages]
         # "ada lagi yang lain?": a span that names what the previous reply named is no answer (FollowUp.exclude)
