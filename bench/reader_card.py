@@ -15,9 +15,28 @@ from types import SimpleNamespace
 from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR, WEIGHTS_FILE, ReaderConfig
 
 
-def write_card(out_dir: Path) -> None:
+class CardError(ValueError):
+    """The directory holds no main run's log to write the card from."""
+
+
+def main_run_log(out_dir: Path) -> list[dict]:
+    """The rows of ``out_dir``'s ``train_log.jsonl``, which must hold the main run's ``data`` and ``final`` rows (the
+    card reads its data, arguments and held-out figures from them): a clear error when it does not, for instance
+    when only the model files of an export were copied."""
     log_path = out_dir / "train_log.jsonl"
+    if not log_path.is_file():
+        raise CardError(f"{log_path} is missing: the model card is written from the main run's log, so give a copy of "
+                        "the whole directory `python -m bench.train_reader` exported (train_log.jsonl with it)")
     rows = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    missing = [event for event in ("data", "final") if not any(r.get("event") == event for r in rows)]
+    if missing:
+        raise CardError(f"{log_path} has no {' or '.join(repr(e) for e in missing)} row of the main run "
+                        "(`python -m bench.train_reader` writes them); the model card needs them")
+    return rows
+
+
+def write_card(out_dir: Path) -> None:
+    rows = main_run_log(out_dir)
     meta = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
     cfg = ReaderConfig.from_json(meta["config"])
     args = SimpleNamespace(**next(r for r in rows if r.get("event") == "data")["args"])

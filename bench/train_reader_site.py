@@ -131,15 +131,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--float32", action="store_true",
                     help="ship the projections in float32 (default: int8 at run time, as the gate is fitted)")
     args = ap.parse_args(argv)
+    from bench.reader_card import CardError, main_run_log, write_card
+
+    # the step writes over a copy of the main run's export and its card from that run's log: check both first
+    work, out_dir = Path(args.work), Path(args.out)
+    if not (out_dir / "reader.json").is_file():
+        raise SystemExit(f"{out_dir / 'reader.json'} is missing: --out must be the main run's export (or a copy of "
+                         "the whole directory) from `python -m bench.train_reader`")
+    try:
+        main_run_log(out_dir)
+    except CardError as error:
+        raise SystemExit(str(error)) from None
 
     import torch
 
     from bench import reader_torch as tm
-    from bench.reader_card import write_card
 
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
-    work, out_dir = Path(args.work), Path(args.out)
     log_path = out_dir / "train_log.jsonl"
     started = time.time()
 

@@ -51,3 +51,25 @@ def test_informal_copies_are_added_with_a_fixed_seed_and_keep_their_labels() -> 
     originals = {(r[1], tuple(r[2]), r[3]) for r in rows}
     assert all((c, tuple(g), a) in originals for _, c, g, a in extra)
     assert any(q not in {r[0] for r in rows} for q, _, _, _ in extra)  # some copies are spelled differently
+
+
+def test_the_step_stops_before_it_trains_when_its_output_is_not_a_main_runs_export(tmp_path: Path) -> None:
+    """The step writes its reader over a copy of the main run's export and its card from that run's
+    ``train_log.jsonl``: an output directory without that log (a copy of ``reader.json`` and ``reader.npz`` alone)
+    stops the step at once with a message naming the file, instead of after minutes of training with a
+    StopIteration from the card."""
+    import pytest
+
+    from bench.reader_card import CardError, main_run_log
+    from bench.train_reader_site import main
+
+    (tmp_path / "reader.json").write_text(json.dumps({"config": {}}), encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        main(["--out", str(tmp_path), "--work", str(tmp_path / "work")])
+    assert "train_log.jsonl" in str(stopped.value) and "bench.train_reader" in str(stopped.value)
+    # a log without the main run's rows (a step's own rows only) is no main run's log either
+    (tmp_path / "train_log.jsonl").write_text(json.dumps({"event": "site_epoch", "epoch": 1}) + "\n", encoding="utf-8")
+    with pytest.raises(CardError, match="'data'"):
+        main_run_log(tmp_path)
+    with pytest.raises(SystemExit, match="'data'"):
+        main(["--out", str(tmp_path), "--work", str(tmp_path / "work")])
