@@ -25,7 +25,9 @@ def abstain_text(contact_url: str | None = None, related: Sequence[str] = ()) ->
     """One standard Indonesian message plus a helpful pointer (contact page, related topics)."""
     parts = [ABSTAIN_MESSAGE]
     if related:
-        parts.append("Topik terkait yang mungkin membantu: " + "; ".join(related[:3]) + ".")
+        topics = "; ".join(related[:3])
+        # a lecturer's page title ends with its degree's full stop ("…, M.T."): no second one
+        parts.append(f"Topik terkait yang mungkin membantu: {topics}" + ("" if topics.endswith(".") else "."))
     if contact_url:
         parts.append(f"Untuk pertanyaan lebih lanjut, silakan hubungi program studi: {contact_url}")
     else:

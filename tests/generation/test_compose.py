@@ -162,3 +162,14 @@ def test_a_dash_led_fragment_never_stands_alone():
     assert not text.lstrip().startswith(("–", "—", "-"))
     untitled = EvidenceSentence("— catatan kaki", 0, "c2", "http://x/", "", 4)
     assert compose_answer(None, [untitled])[0] == "catatan kaki [1]"
+
+
+def test_the_refusals_related_topics_end_with_one_full_stop_after_a_title_that_ends_with_one() -> None:
+    """A lecturer's page is titled with the degree ("Shoffin Nahwa Utama, M.T."): the list of related topics ends
+    with that title's own full stop, not with a second one ("M.T.."), and a title without one gains it."""
+    from generation.compose import abstain_text
+
+    text = abstain_text(None, ["Kontak", "Tenaga Kependidikan", "Shoffin Nahwa Utama, M.T."])
+    assert "Topik terkait yang mungkin membantu: Kontak; Tenaga Kependidikan; Shoffin Nahwa Utama, M.T.\n" in text
+    assert "M.T.." not in text
+    assert "membantu: Beasiswa; FAQ.\n" in abstain_text(None, ["Beasiswa", "FAQ"])
