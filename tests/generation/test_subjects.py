@@ -278,17 +278,24 @@ def test_a_refused_follow_up_in_between_leaves_the_subject_where_it_was(pipeline
     assert refer_steps and all(s.get("why") == "no_answer_before" for s in refer_steps), refer_steps
 
 
+def _answered_alone(pipeline, question: str, history, *, carried: str):
+    """``question`` answered after ``history``, checked to stand alone: the subject stage says so, and the rewrite
+    neither calls it a follow-up nor adds the earlier question's word ``carried`` to it."""
+    reply = asyncio.run(pipeline.answer(question, history))
+    subject = [s for s in reply.trace.steps if s["step"] == "subject"]
+    assert [s["decision"] for s in subject] == ["standalone"], subject
+    rewrite = next(s for s in reply.trace.steps if s["step"] == "rewrite")
+    assert not rewrite["followup"] and carried not in rewrite["query"], rewrite
+    return reply
+
+
 def test_a_short_question_no_record_the_reply_named_holds_stands_alone(reader):
     """ "lab ada berapa" after the KIP Kuliah row: short enough to look like a follow-up, but it has no marker, no
     "-nya", and no record the reply named (the scholarship row, its page) holds "lab". It is answered on its own, so
     the scholarship question's words are not added to it and the scholarship page does not answer it. A short one
     that a record the reply named does hold ("penyelenggaranya siapa") stays about that subject."""
     history = _history("beasiswa buat mhs yg kurang mampu apa ya", KIP_REPLY)
-    reply = asyncio.run(reader.answer("lab ada berapa", history))
-    subject = [s for s in reply.trace.steps if s["step"] == "subject"]
-    assert [s["decision"] for s in subject] == ["standalone"], subject
-    rewrite = next(s for s in reply.trace.steps if s["step"] == "rewrite")
-    assert not rewrite["followup"] and "beasiswa" not in rewrite["query"], rewrite
+    reply = _answered_alone(reader, "lab ada berapa", history, carried="beasiswa")
     assert all("/scholarship/" not in s.url for s in reply.sources), reply.sources
     kept = asyncio.run(reader.answer("penyelenggaranya siapa", history))
     assert all(s["decision"] != "standalone" for s in kept.trace.steps if s["step"] == "subject"), kept.trace.steps
@@ -304,12 +311,7 @@ def test_a_short_question_that_names_its_own_subject_and_asks_its_own_question_s
     console: the e-mail question's words were added to it, and the reply listed one scholarship, the one whose row
     says "diajukan melalui program studi". It is answered on its own: the scholarships, not the e-mail."""
     email = "Email Supriyono, M.Kom.: supriyono@ti.uin-malang.ac.id."
-    history = _history("email kaprodi apa", email)
-    reply = asyncio.run(reader.answer("ada beasiswa apa aja", history))
-    subject = [s for s in reply.trace.steps if s["step"] == "subject"]
-    assert [s["decision"] for s in subject] == ["standalone"], subject
-    rewrite = next(s for s in reply.trace.steps if s["step"] == "rewrite")
-    assert not rewrite["followup"] and "email" not in rewrite["query"], rewrite
+    reply = _answered_alone(reader, "ada beasiswa apa aja", _history("email kaprodi apa", email), carried="email")
     assert not reply.abstained and "KIP Kuliah" in reply.answer and "Djarum" in reply.answer, reply.answer
 
 
