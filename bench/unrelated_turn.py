@@ -28,6 +28,7 @@ from bench.train_reader import ROOT
 
 SETS = {"dev": "answers.jsonl", "informal": "informal.jsonl", "holdout": "informal_holdout.jsonl"}
 OUTCOMES = ("correct", "wrong", "abstained", "refused", "answered")
+RIGHT = frozenset({"correct", "refused"})  # an answerable item answered with its gold, an unanswerable one refused
 
 
 def derangement(n: int, seed: int) -> list[int]:
@@ -71,10 +72,11 @@ def run(sets: list[str], seed: int) -> dict[str, list[dict[str, Any]]]:
                         alone = await answer_item(pipeline, manager.current, item)
                         after = await answer_item(pipeline, manager.current,
                                                   {**item, "conversation": [str(before["query"])]})
-                        rows.append({"id": item["id"], "after": before["id"], "alone": outcome(alone),
-                                     "after_outcome": outcome(after), "same_reply": alone.answer == after.answer})
-                        print(f"  [{name} {n}/{len(items)}] {item['id']} after {before['id']}: {outcome(alone)} → "
-                              f"{outcome(after)}", file=sys.stderr, flush=True)
+                        row = {"id": item["id"], "after": before["id"], "alone": outcome(alone),
+                               "after_outcome": outcome(after), "same_reply": alone.answer == after.answer}
+                        rows.append(row)
+                        print(f"  [{name} {n}/{len(items)}] {item['id']} after {before['id']}: {row['alone']} → "
+                              f"{row['after_outcome']}", file=sys.stderr, flush=True)
                     out[name] = rows
             finally:
                 pool.close()
@@ -88,10 +90,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"items": len(rows), "alone": {o: alone[o] for o in OUTCOMES if alone[o]},
             "after": {o: after[o] for o in OUTCOMES if after[o]},
             "changed": sum(r["alone"] != r["after_outcome"] for r in rows),
-            "right_lost": sum(r["alone"] in ("correct", "refused") and r["after_outcome"] not in ("correct", "refused")
-                              for r in rows),
-            "right_gained": sum(r["alone"] not in ("correct", "refused") and r["after_outcome"] in ("correct", "refused")
-                                for r in rows),
+            "right_lost": sum(r["alone"] in RIGHT and r["after_outcome"] not in RIGHT for r in rows),
+            "right_gained": sum(r["alone"] not in RIGHT and r["after_outcome"] in RIGHT for r in rows),
             "reply_changed": sum(not r["same_reply"] for r in rows)}
 
 
