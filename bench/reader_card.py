@@ -19,6 +19,17 @@ class CardError(ValueError):
     """The directory holds no main run's log to write the card from."""
 
 
+SET_NAMES = {"answers.jsonl": "dev set", "informal.jsonl": "informal set", "informal_holdout.jsonl": "blind set A"}
+
+
+def _set_names(sets: list[str]) -> str:
+    """'dev and informal sets', 'dev set, informal set and blind set A': how the card names a step's data."""
+    names = [SET_NAMES.get(name, name) for name in sets]
+    if names == ["dev set", "informal set"]:
+        return "dev and informal sets"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def main_run_log(out_dir: Path) -> list[dict]:
     """The rows of ``out_dir``'s ``train_log.jsonl``, which must hold the main run's ``data`` and ``final`` rows (the
     card reads its data, arguments and held-out figures from them): a clear error when it does not, for instance
@@ -126,15 +137,16 @@ def write_card(out_dir: Path) -> None:
         lines += [
             "",
             "## In-domain step (`python -m bench.train_reader_site`)",
-            f"- After the IDK-MRC training (from step {site['from_step']}): the sample site's dev and informal sets "
-            f"({', '.join(site['sets'])}), single-turn items, each question's top {site['args']['chunks']} chunks as "
+            f"- After the IDK-MRC training (from step {site['from_step']}): the sample site's "
+            f"{_set_names(site['sets'])} ({', '.join(site['sets'])}), single-turn items, each question's top "
+            f"{site['args']['chunks']} chunks as "
             f"windows ({site['windows']} windows, {site['with_span']} holding a gold span, the rest \"no answer\"), "
             f"with as many IDK-MRC train windows replayed each epoch; {site['args']['epochs']} epochs at lr "
             f"{site['args']['lr']}, batch {site['args']['batch']}, seed {site['args']['seed']}"
             + (f"; {site['args']['informal']:.0%} of its questions gained a copy written as students type (the "
                "external colloquial lexicon)" if site["args"].get("informal") else "") + ".",
-            "- Held out from this step: " + ", ".join(site["held_out"]) + ". The dev and informal sets are in-sample "
-            "for the reader from here on (docs/evaluation.md says so).",
+            "- Held out from this step: " + ", ".join(site["held_out"]) + f". The {_set_names(site['sets'])} are "
+            "in-sample for the reader from here on (docs/evaluation.md says so).",
         ]
         lines += [f"- Epoch {r['epoch']}: {r['seconds']} s, mean loss {r['loss']}." for r in site_epochs]
         lines.append("- The check-split figures below were measured before this step, on gold passages; the "

@@ -22,7 +22,11 @@ B (``informal_final.jsonl``) is never read here: it is reported once, by ``make 
     python -m bench.site_step_oof --reader none=/tmp/pre --reader step=/tmp/f0:0 --reader step=/tmp/f1:1
 
 ``NAME=DIR:K`` names a reader trained without fold K (it is read on fold K only); ``NAME=DIR`` a reader without a
-step (read on every fold). Readers of one name are pooled over their folds. The chunk selector, threshold and int8
+step (read on every fold). Readers of one name are pooled over their folds. A step that also trained on blind set A
+(``bench.train_reader_site --sets answers.jsonl,informal.jsonl,informal_holdout.jsonl --fold-sets
+informal_holdout.jsonl --folds 2 --fold K``: its ``reader.json`` names the sets and the folded ones) is read only on
+the items it did not see: A's fold K (subset ``A, out of fold``, pooled over the name's readers) and no dev or
+informal item, which it trained on whole. The chunk selector, threshold and int8
 setting of every directory are the bundled model's (``--selector-from``), so only the reader's weights differ.
 """
 
@@ -46,7 +50,8 @@ from bench.train_reader_site import SETS, site_fold
 from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR, ReaderConfig
 
 EVAL = ROOT / "tests" / "data" / "eval"
-READ_SETS = (*SETS, "informal_holdout.jsonl")  # never informal_final.jsonl (blind set B)
+BLIND_A = "informal_holdout.jsonl"
+READ_SETS = (*SETS, BLIND_A)  # never informal_final.jsonl (blind set B)
 FOLDS = 2
 
 
@@ -55,6 +60,25 @@ class ReaderSpec:
     name: str
     path: Path
     left_out: int | None  # the fold its step did not see; None: no step (every fold is out of sample)
+
+    def step_sets(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the sets its step trained on, the sets it left fold ``left_out`` out of), from its ``reader.json``; a
+        directory whose step does not name them trained on the dev and informal sets, folded both."""
+        meta = json.loads((self.path / CONFIG_FILE).read_text(encoding="utf-8")).get("site_step") or {}
+        sets = tuple(meta.get("sets") or SETS)
+        return sets, tuple((meta.get("left_out_fold") or {}).get("sets") or sets)
+
+    def reads(self, set_name: str, item: dict[str, Any]) -> bool:
+        """Whether the item is out of sample for this reader (a reader named without a fold reads every item)."""
+        if self.left_out is None:
+            return True
+        sets, folded = self.step_sets()
+        if set_name not in sets:
+            return True
+        in_fold = set_name in folded and site_fold(str(item["id"]), FOLDS) == self.left_out
+        if set_name == BLIND_A:
+            return in_fold  # each of A's items once over the name's readers (its multi-turn ones too)
+        return in_fold or bool(item.get("conversation"))  # a step never trains on multi-turn items
 
 
 def parse_reader(text: str) -> ReaderSpec:
@@ -66,7 +90,7 @@ def parse_reader(text: str) -> ReaderSpec:
 
 
 def subset_of(set_name: str, item: dict[str, Any]) -> str:
-    if set_name == "informal_holdout.jsonl":
+    if set_name == BLIND_A:
         return "A"
     if item.get("conversation"):
         return "multi_turn"
@@ -123,9 +147,11 @@ async def read_all(specs: Sequence[ReaderSpec], items: Sequence[tuple[str, dict[
                                       reader_model_dir=with_selector(spec, selector_from, tmp))
             traced = _Traced(AnswerPipeline(manager.current, pool, cfg, manager.embedder))
             for set_name, item in items:
-                subset = subset_of(set_name, item)
-                if spec.left_out is not None and subset.startswith("fold") and subset != f"fold{spec.left_out}":
+                if not spec.reads(set_name, item):
                     continue  # in-sample for this reader's step
+                subset = subset_of(set_name, item)
+                if subset == "A" and set_name in spec.step_sets()[0]:
+                    subset = "A, out of fold"  # its step trained on A's other fold
                 result = await answer_item(traced, manager.current, item)
                 gate = next((s for s in traced.steps if s.get("step") == "reader_gate"), {})
                 rows.append({"reader": spec.name, "left_out": spec.left_out, "subset": subset, "id": result.id,
@@ -163,9 +189,10 @@ def figures(rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> dict
 def report(rows: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        if r["subset"].startswith("fold"):
+        if r["subset"].startswith("fold") or r["subset"] == "A, out of fold":
             groups[(r["reader"], r["subset"])].append(r)
-            groups[(r["reader"], "folds pooled")].append(r)
+            if r["subset"].startswith("fold"):
+                groups[(r["reader"], "folds pooled")].append(r)
         else:  # every fold's reader reads A and the multi-turn items: each reader's reading is its own row
             held = "" if r["left_out"] is None else f", reader without fold {r['left_out']}"
             groups[(r["reader"], r["subset"] + held)].append(r)

@@ -16,7 +16,10 @@ the step does not forget the prose it learned (their frozen-layer states come fr
 
 To measure what the step does to questions it did not see, ``--folds 2 --fold K --out DIR`` (DIR a copy of the
 main run's export) trains without the items of fold K (by a hash of the item id; ``site_fold``), so fold K's
-questions, read with DIR's reader, are out of sample for it.
+questions, read with DIR's reader, are out of sample for it. ``--sets`` names the sets the step trains on (blind
+set A, ``informal_holdout.jsonl``, may be one of them; blind set B, ``informal_final.jsonl``, never), and
+``--fold-sets`` the sets a fold is left out of (default: all of them), so a step can train on all of the dev and
+informal sets and half of A and be measured on A's other half (``bench.site_step_oof``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +42,8 @@ from bench.train_reader import ROOT, Window
 from generation.reader.e5file import E5File
 from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
 
-SETS = ("answers.jsonl", "informal.jsonl")  # dev and informal; the blind sets are held out
+SETS = ("answers.jsonl", "informal.jsonl")  # dev and informal (the default); the blind sets are held out
+SITE_SETS = (*SETS, "informal_holdout.jsonl")  # what a step may train on: never informal_final.jsonl (blind set B)
 
 
 def site_fold(item_id: str, folds: int) -> int:
@@ -45,20 +51,43 @@ def site_fold(item_id: str, folds: int) -> int:
     return int(hashlib.sha1(item_id.encode("utf-8")).hexdigest(), 16) % folds
 
 
-def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0,
-                  limit: int = 0) -> list[tuple[str, str, list[str], bool]]:
-    """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items; with
-    ``folds``, the items of fold ``fold`` are left out (a step whose effect is measured on them); ``limit``: only
-    the first N items (a smoke run)."""
+def check_sets(sets: Sequence[str], fold_sets: Sequence[str] | None = None) -> None:
+    """Stop with a message unless every set is one a step may train on and every folded set is one of them."""
+    unknown = [name for name in sets if name not in SITE_SETS]
+    if unknown or not sets:
+        raise SystemExit(f"--sets {','.join(sets)}: a step trains on some of {', '.join(SITE_SETS)} "
+                         "(blind set B, informal_final.jsonl, is never trained on)")
+    stray = [name for name in fold_sets or () if name not in sets]
+    if stray:
+        raise SystemExit(f"--fold-sets {','.join(stray)}: a fold can only be left out of a set the step trains on")
+
+
+def step_items(sets: Sequence[str] = SETS, folds: int = 0, fold: int = 0,
+               fold_sets: Sequence[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """(set, item) for the single-turn items a step trains on; with ``folds``, the items of fold ``fold`` of the sets
+    in ``fold_sets`` (default: every set) are left out, so a step can be measured on them."""
+    check_sets(sets, fold_sets)
+    folded = set(sets if fold_sets is None else fold_sets)
+    out = []
+    for name in sets:
+        for line in (ROOT / "tests" / "data" / "eval" / name).read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            left_out = folds and name in folded and site_fold(str(item["id"]), folds) == fold
+            if not item.get("conversation") and not left_out:
+                out.append((name, item))
+    return out
+
+
+def site_examples(chunks_per_question: int, folds: int = 0, fold: int = 0, limit: int = 0,
+                  sets: Sequence[str] = SETS,
+                  fold_sets: Sequence[str] | None = None) -> list[tuple[str, str, list[str], bool]]:
+    """(question as the reader sees it, chunk text, gold spans, answerable) for the in-domain items of ``sets``;
+    with ``folds``, the items of fold ``fold`` are left out (``step_items``); ``limit``: only the first N items (a
+    smoke run)."""
     from bench.evaluation import build_fresh_index, site_settings
     from bot.sample_site import SampleSite
 
-    items = []
-    for name in SETS:
-        for line in (ROOT / "tests" / "data" / "eval" / name).read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
-            if not item.get("conversation") and not (folds and site_fold(str(item["id"]), folds) == fold):
-                items.append(item)
+    items = [item for _, item in step_items(sets, folds, fold, fold_sets)]
     items = items[:limit] if limit else items
     out = []
     with tempfile.TemporaryDirectory(prefix="prodi-reader-site-") as tmp, SampleSite() as site:
@@ -124,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=0,
                     help="with --fold K: leave the in-domain items of fold K out (to measure the step on them)")
     ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--sets", default=",".join(SETS),
+                    help=f"comma-separated sets the step trains on, of {','.join(SITE_SETS)}")
+    ap.add_argument("--fold-sets", default=None,
+                    help="comma-separated sets --folds leaves a fold out of (default: every set of --sets)")
     ap.add_argument("--smoke", type=int, default=0, help="only the first N in-domain items (CI smoke run)")
     ap.add_argument("--informal", type=float, default=0.0,
                     help="share of the step's questions that gain a copy written as students type (the lexicon; "
@@ -131,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--float32", action="store_true",
                     help="ship the projections in float32 (default: int8 at run time, as the gate is fitted)")
     args = ap.parse_args(argv)
+    sets = [name.strip() for name in args.sets.split(",") if name.strip()]
+    fold_sets = None if args.fold_sets is None else [n.strip() for n in args.fold_sets.split(",") if n.strip()]
+    check_sets(sets, fold_sets)
+    held_out = [name for name in (*SITE_SETS, "informal_final.jsonl") if name not in sets]
     from bench.reader_card import CardError, main_run_log, write_card
 
     # the step writes over a copy of the main run's export and its card from that run's log: check both first
@@ -162,8 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     # the shipped reader runs its projections in int8 (docs/answers.md); its selector and threshold are fitted so
     cfg = dataclasses.replace(ReaderConfig.from_json(meta["config"]), int8=not args.float32)
     e5 = E5File()
-    examples = with_informal_copies(site_examples(args.chunks, args.folds, args.fold, args.smoke), args.informal,
-                                    args.seed)
+    examples = with_informal_copies(site_examples(args.chunks, args.folds, args.fold, args.smoke, sets, fold_sets),
+                                    args.informal, args.seed)
     feats = featurize_site(e5, cfg, examples)
     lower = tm.Lower(e5, cfg.frozen_layers).eval()
     states = tm.run_lower(lower, [w.ids for w in feats])
@@ -181,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(idk) != len(replay_cache) or any(len(w.ids) != c.shape[0] for w, c in zip(idk, replay_cache, strict=False)):
         raise SystemExit(f"the main run's train windows could not be rebuilt as it made them ({len(idk)} rebuilt, "
                          f"{len(replay_cache)} cached in {cache_file}): its data options are {main_run}")
-    log(event="site_data", sets=list(SETS), held_out=["informal_holdout.jsonl", "informal_final.jsonl", "IDK-MRC check"],
+    log(event="site_data", sets=sets, held_out=[*held_out, "IDK-MRC check"],
         examples=len(examples), windows=len(feats), with_span=sum(w.start > 0 for w in feats),
         replay_per_epoch=min(len(feats), len(idk)), args=vars(args), from_step=state["step"])
     opt = torch.optim.AdamW(upper.parameters(), lr=args.lr, weight_decay=0.01)
@@ -206,11 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     upper.eval()
     tm.export(upper, cfg, out_dir)
     meta_new = json.loads((out_dir / "reader.json").read_text(encoding="utf-8"))
-    meta_new["site_step"] = {"sets": list(SETS), "held_out": ["informal_holdout.jsonl", "informal_final.jsonl"],
-                             "windows": len(feats), "epochs": args.epochs, "lr": args.lr,
-                             "informal": args.informal}
+    meta_new["site_step"] = {"sets": sets, "held_out": held_out, "windows": len(feats), "epochs": args.epochs,
+                             "lr": args.lr, "informal": args.informal}
     if args.folds:
-        meta_new["site_step"]["left_out_fold"] = {"folds": args.folds, "fold": args.fold}
+        meta_new["site_step"]["left_out_fold"] = {"folds": args.folds, "fold": args.fold,
+                                                  "sets": sets if fold_sets is None else fold_sets}
     (out_dir / "reader.json").write_text(json.dumps(meta_new, indent=2) + "\n", encoding="utf-8")
     write_card(out_dir)
     log(event="site_exported", seconds=round(time.time() - started, 1))

@@ -83,3 +83,45 @@ def test_every_reader_runs_with_the_source_gate_and_int8_setting(tmp_path) -> No
     assert config == {"chunk_weights": [0.2, 5.0], "chunk_bias": -6.0, "threshold": 0.196, "int8": True,
                       "int8_weight_bits": 7, "platt_a": 0.3}
     assert json.loads((reader / "reader.json").read_text(encoding="utf-8"))["config"]["int8"] is False
+
+
+def test_a_step_that_trained_on_half_of_blind_set_a_is_read_on_the_other_half_only(tmp_path) -> None:
+    """A step trained on the dev and informal sets whole and on blind set A without fold K (its ``reader.json`` names
+    them) reads A's fold K (so the name's readers read each of A's items once) and the multi-turn items, which no
+    step trains on; a step of the dev and informal sets without fold K reads their fold K, their multi-turn items
+    and all of A; a reader named without a fold reads everything."""
+    import json
+
+    from bench.site_step_oof import ReaderSpec
+
+    def reader(name: str, site_step: dict) -> Path:
+        path = tmp_path / name
+        path.mkdir()
+        (path / "reader.json").write_text(json.dumps({"config": {}, "site_step": site_step}), encoding="utf-8")
+        return path
+
+    with_a = reader("with_a", {"sets": ["answers.jsonl", "informal.jsonl", "informal_holdout.jsonl"],
+                               "left_out_fold": {"folds": 2, "fold": 1, "sets": ["informal_holdout.jsonl"]}})
+    folded = reader("folded", {"sets": ["answers.jsonl", "informal.jsonl"], "left_out_fold": {"folds": 2, "fold": 1}})
+    items = load_items()
+    read = {name: [(s, i["id"]) for s, i in items if ReaderSpec(name, path, left).reads(s, i)]
+            for name, path, left in (("with_a", with_a, 1), ("folded", folded, 1), ("all", folded, None))}
+    a_fold1 = [(s, i["id"]) for s, i in items if s == "informal_holdout.jsonl" and site_fold(str(i["id"]), 2) == 1]
+    multi = [(s, i["id"]) for s, i in items if s != "informal_holdout.jsonl" and i.get("conversation")]
+    assert sorted(read["with_a"]) == sorted(a_fold1 + multi) and 0 < len(a_fold1) < 55 and multi
+    assert {s for s, _ in read["folded"]} == set(READ_SETS)
+    single = {(s, i["id"]) for s, i in items if not i.get("conversation")}
+    assert all(site_fold(str(i), 2) == 1 for s, i in read["folded"]
+               if s != "informal_holdout.jsonl" and (s, i) in single)
+    assert set(multi) <= set(read["folded"])
+    assert len([1 for s, _ in read["folded"] if s == "informal_holdout.jsonl"]) == \
+        len([1 for s, _ in items if s == "informal_holdout.jsonl"])
+    assert len(read["all"]) == len(items)
+
+
+def test_report_pools_a_out_of_fold_over_the_readers_of_one_name() -> None:
+    base = {"answerable": True, "outcome": "correct", "p": 0.5, "reader": "with_a"}
+    rows = [{**base, "left_out": 0, "subset": "A, out of fold", "id": "h1"},
+            {**base, "left_out": 1, "subset": "A, out of fold", "id": "h2"}]
+    rep = report(rows, [0.2])
+    assert rep["with_a"]["A, out of fold"]["answerable"] == 2 and "folds pooled" not in rep["with_a"]

@@ -192,7 +192,8 @@ def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke,
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     meta = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))
-    assert meta["site_step"]["left_out_fold"] == {"folds": 2, "fold": 1}
+    assert meta["site_step"]["left_out_fold"] == {"folds": 2, "fold": 1, "sets": ["answers.jsonl", "informal.jsonl"]}
+    assert meta["site_step"]["held_out"] == ["informal_holdout.jsonl", "informal_final.jsonl"]
     assert meta["config"]["int8"] is True  # the step ships the reader as it runs (int8 projections)
     assert meta["sha256"] == sha256_of(out / WEIGHTS_FILE) != json.loads((smoke / CONFIG_FILE).read_text())["sha256"]
     rows = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]

@@ -73,3 +73,31 @@ def test_the_step_stops_before_it_trains_when_its_output_is_not_a_main_runs_expo
         main_run_log(tmp_path)
     with pytest.raises(SystemExit, match="'data'"):
         main(["--out", str(tmp_path), "--work", str(tmp_path / "work")])
+
+
+def test_a_step_may_train_on_blind_set_a_with_a_fold_left_out_and_never_on_blind_set_b() -> None:
+    """``--sets`` and ``--fold-sets``: a step can train on the dev and informal sets whole and on blind set A without
+    one fold (which is then out of sample for it); blind set B, or a fold of a set it does not train on, stops it with
+    a message."""
+    import pytest
+
+    from bench.train_reader_site import SITE_SETS, step_items
+
+    every = step_items(SITE_SETS)
+    half = step_items(SITE_SETS, folds=2, fold=0, fold_sets=["informal_holdout.jsonl"])
+    held = {str(i["id"]) for s, i in every if s == "informal_holdout.jsonl" and site_fold(str(i["id"]), 2) == 0}
+    assert held and {str(i["id"]) for _, i in half} == {str(i["id"]) for _, i in every} - held
+    assert [i for _, i in step_items()] == [i for s, i in every if s in SETS]
+    assert all(not i.get("conversation") for _, i in every)
+    with pytest.raises(SystemExit, match="informal_final.jsonl"):
+        step_items(("answers.jsonl", "informal_final.jsonl"))
+    with pytest.raises(SystemExit, match="--fold-sets"):
+        step_items(SETS, folds=2, fold=0, fold_sets=["informal_holdout.jsonl"])
+
+
+def test_the_card_names_the_sets_the_step_trained_on() -> None:
+    from bench.reader_card import _set_names
+
+    assert _set_names(["answers.jsonl", "informal.jsonl"]) == "dev and informal sets"
+    assert _set_names(["answers.jsonl", "informal.jsonl", "informal_holdout.jsonl"]) == \
+        "dev set, informal set and blind set A"
