@@ -25,8 +25,8 @@ B (``informal_final.jsonl``) is never read here: it is reported once, by ``make 
 step (read on every fold). Readers of one name are pooled over their folds. A step that also trained on blind set A
 (``bench.train_reader_site --sets answers.jsonl,informal.jsonl,informal_holdout.jsonl --fold-sets
 informal_holdout.jsonl --folds 2 --fold K``: its ``reader.json`` names the sets and the folded ones) is read only on
-the items it did not see: A's fold K (subset ``A, out of fold``, pooled over the name's readers) and no dev or
-informal item, which it trained on whole. The chunk selector, threshold and int8
+the items it did not see: A's fold K (subset ``A, out of fold``, pooled over the name's readers) and the dev and
+informal sets' multi-turn items, not their single-turn ones, which it trained on whole. The chunk selector, threshold and int8
 setting of every directory are the bundled model's (``--selector-from``), so only the reader's weights differ.
 """
 
@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import functools
 import json
 import shutil
 import sys
@@ -46,11 +47,10 @@ from typing import Any
 
 from bench.fit_abstention import auc as fit_auc
 from bench.train_reader import ROOT
-from bench.train_reader_site import SETS, site_fold
+from bench.train_reader_site import BLIND_A, SETS, site_fold
 from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR, ReaderConfig
 
 EVAL = ROOT / "tests" / "data" / "eval"
-BLIND_A = "informal_holdout.jsonl"
 READ_SETS = (*SETS, BLIND_A)  # never informal_final.jsonl (blind set B)
 FOLDS = 2
 
@@ -61,6 +61,7 @@ class ReaderSpec:
     path: Path
     left_out: int | None  # the fold its step did not see; None: no step (every fold is out of sample)
 
+    @functools.cached_property
     def step_sets(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(the sets its step trained on, the sets it left fold ``left_out`` out of), from its ``reader.json``; a
         directory whose step does not name them trained on the dev and informal sets, folded both."""
@@ -72,7 +73,7 @@ class ReaderSpec:
         """Whether the item is out of sample for this reader (a reader named without a fold reads every item)."""
         if self.left_out is None:
             return True
-        sets, folded = self.step_sets()
+        sets, folded = self.step_sets
         if set_name not in sets:
             return True
         in_fold = set_name in folded and site_fold(str(item["id"]), FOLDS) == self.left_out
@@ -150,7 +151,7 @@ async def read_all(specs: Sequence[ReaderSpec], items: Sequence[tuple[str, dict[
                 if not spec.reads(set_name, item):
                     continue  # in-sample for this reader's step
                 subset = subset_of(set_name, item)
-                if subset == "A" and set_name in spec.step_sets()[0]:
+                if subset == "A" and set_name in spec.step_sets[0]:
                     subset = "A, out of fold"  # its step trained on A's other fold
                 result = await answer_item(traced, manager.current, item)
                 gate = next((s for s in traced.steps if s.get("step") == "reader_gate"), {})

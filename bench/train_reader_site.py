@@ -43,7 +43,8 @@ from generation.reader.e5file import E5File
 from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
 
 SETS = ("answers.jsonl", "informal.jsonl")  # dev and informal (the default); the blind sets are held out
-SITE_SETS = (*SETS, "informal_holdout.jsonl")  # what a step may train on: never informal_final.jsonl (blind set B)
+BLIND_A, BLIND_B = "informal_holdout.jsonl", "informal_final.jsonl"
+SITE_SETS = (*SETS, BLIND_A)  # what a step may train on: never blind set B
 
 
 def site_fold(item_id: str, folds: int) -> int:
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     sets = [name.strip() for name in args.sets.split(",") if name.strip()]
     fold_sets = None if args.fold_sets is None else [n.strip() for n in args.fold_sets.split(",") if n.strip()]
     check_sets(sets, fold_sets)
-    held_out = [name for name in (*SITE_SETS, "informal_final.jsonl") if name not in sets]
+    held_out = [name for name in (*SITE_SETS, BLIND_B) if name not in sets]
     from bench.reader_card import CardError, main_run_log, write_card
 
     # the step writes over a copy of the main run's export and its card from that run's log: check both first
