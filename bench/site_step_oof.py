@@ -151,7 +151,7 @@ async def read_all(specs: Sequence[ReaderSpec], items: Sequence[tuple[str, dict[
                 if not spec.reads(set_name, item):
                     continue  # in-sample for this reader's step
                 subset = subset_of(set_name, item)
-                if subset == "A" and set_name in spec.step_sets[0]:
+                if subset == "A" and spec.left_out is not None and set_name in spec.step_sets[0]:
                     subset = "A, out of fold"  # its step trained on A's other fold
                 result = await answer_item(traced, manager.current, item)
                 gate = next((s for s in traced.steps if s.get("step") == "reader_gate"), {})
