@@ -13,7 +13,6 @@ and say nothing new about the event loop; the answer benchmark measures the real
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import socket
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bench.eval_sets import load_set
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -424,9 +425,7 @@ def run(quick: bool = False) -> str:
     from bot.sample_site import SampleSite
 
     chats, per_chat, flood = (10, 1, 50) if quick else (50, 3, 200)
-    questions = [json.loads(line)["query"] for line in
-                 (ROOT / "tests" / "data" / "eval" / "answers.jsonl").read_text(encoding="utf-8").splitlines()
-                 if line.strip() and not json.loads(line).get("conversation")]
+    questions = [item["query"] for item in load_set("answers.jsonl") if not item.get("conversation")]
     redis = PrivateRedis()
     try:
         with tempfile.TemporaryDirectory(prefix="prodi-load-") as tmp, SampleSite() as site:

@@ -7,12 +7,13 @@ the dev set's and the informal set's questions."""
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.eval_sets import load_set
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -39,8 +40,7 @@ def _pct(values: list[float], q: float) -> float:
 def _questions(limit: int) -> list[str]:
     out: list[str] = []
     for name in ("answers.jsonl", "informal.jsonl"):
-        for line in (ROOT / "tests" / "data" / "eval" / name).read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
+        for item in load_set(name):
             if not item.get("conversation"):
                 out.append(str(item["query"]))
     step = max(1, len(out) // limit)

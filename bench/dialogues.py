@@ -28,8 +28,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.eval_sets import DIALOGUES_SET, load_items
+
 ROOT = Path(__file__).resolve().parents[1]
-DIALOGUES = ROOT / "tests" / "data" / "eval" / "dialogues.jsonl"
 EXPECTS = ("answer", "smalltalk", "askback", "refuse")
 TARGETS = {"smalltalk_handled": 0.90, "turns_right": 0.80, "smalltalk_with_content": 0}  # the bar
 
@@ -48,8 +49,8 @@ class TurnResult:
     choices: list[str] = field(default_factory=list)
 
 
-def load_dialogues(path: Path = DIALOGUES) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_dialogues(path: Path = DIALOGUES_SET) -> list[dict[str, Any]]:
+    return load_items(path)
 
 
 def score_turn(turn: dict[str, Any], reply: Any) -> tuple[bool, str]:

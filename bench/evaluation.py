@@ -52,13 +52,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-EVAL_DIR = ROOT / "tests" / "data" / "eval"
-RETRIEVAL_SET = EVAL_DIR / "retrieval.jsonl"
-ANSWERS_SET = EVAL_DIR / "answers.jsonl"
-INFORMAL_SET = EVAL_DIR / "informal.jsonl"
-HOLDOUT_SET = EVAL_DIR / "informal_holdout.jsonl"
-FINAL_SET = EVAL_DIR / "informal_final.jsonl"
+from bench.eval_sets import (  # noqa: F401 (ROOT and the set paths are imported from here by other bench scripts)
+    ANSWERS_SET,
+    EVAL_DIR,
+    FINAL_SET,
+    HOLDOUT_SET,
+    INFORMAL_SET,
+    RETRIEVAL_SET,
+    ROOT,
+    load_items,
+)
+
 RAW_VERSION = 3
 
 logger = logging.getLogger(__name__)
@@ -243,10 +247,6 @@ def _share(k: int, n: int) -> str:
 
 def _cell(text: Any) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _load_items(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _user_turns(item: dict[str, Any]) -> list[str]:
@@ -482,7 +482,7 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     limit = args.limit or None
     sections: dict[str, dict[str, Any]] = {}
     if "dev" in wanted:
-        items = _load_items(ANSWERS_SET)[:limit]
+        items = load_items(ANSWERS_SET)[:limit]
         sections["dev"] = {"title": TITLES["dev"], "dataset": "tests/data/eval/answers.jsonl",
                            "ablation_per_category": 0 if args.quick else args.ablation_per_category,
                            "retrieval_dataset": "tests/data/eval/retrieval.jsonl", "gold_match": "all",
@@ -494,7 +494,7 @@ def _prepare_sections(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         sec = {"title": TITLES[key], "dataset": name, "retrieval_dataset": f"answerable single-turn items of {name}",
                "gold_match": "all", "ablation_per_category": 0 if args.quick else args.ablation_per_category}
         if path.is_file():
-            items = _load_items(path)[:limit]
+            items = load_items(path)[:limit]
             sec.update(items=items, ablation_items=_ablation_items(args, items))
         else:
             sec["missing"] = f"{path.relative_to(ROOT)} does not exist in this checkout"
@@ -772,7 +772,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             norm_off, why = index_variant(index, ABLATIONS["normalisation off"]["retrieval"])
             if "dev" in sections:
                 managers["dev"] = manager
-                raw_sections["dev"]["retrieval"] = run_retrieval(index, eval_items(_load_items(RETRIEVAL_SET)), norm_off, "dev")
+                raw_sections["dev"]["retrieval"] = run_retrieval(index, eval_items(load_items(RETRIEVAL_SET)), norm_off, "dev")
             for key in INFORMAL_SETS:
                 if key in sections and "missing" not in sections[key]:
                     managers[key] = manager

@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import idkmrc
+from bench.eval_sets import ANSWERS_SET, load_items
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV_SET = ROOT / "tests" / "data" / "eval" / "answers.jsonl"
 SEED = 20261122  # fixed: the same passages and questions on every run
 TUNE_PASSAGES = 700  # about the size of the check split (its own corpus, so retrieval is as hard as there)
 PER_CLASS = 200  # answerable and unanswerable questions asked from those passages
@@ -61,10 +61,6 @@ def _sample_tune(passages: int, per_class: int) -> tuple[list[dict[str, str]], l
     # interleaved, so that a run stopped early (its rows are written as they come) is still balanced
     picked = [it for pair in zip(pos, neg, strict=False) for it in pair] + pos[len(neg):] + neg[len(pos):]
     return docs, picked
-
-
-def _load_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 async def _label(settings: Any, manager: Any, items: Sequence[dict[str, Any]], pool: Any,
@@ -120,7 +116,7 @@ def label_all(passages: int, per_class: int, dev: bool = True, raw: Path | None 
                 with SampleSite() as site:
                     s2 = site_settings(site.base_url, Path(tmp) / "site")
                     site_manager, _, _ = build_fresh_index(s2)
-                    replies = asyncio.run(_label(s2, site_manager, _load_jsonl(DEV_SET), pool,
+                    replies = asyncio.run(_label(s2, site_manager, load_items(ANSWERS_SET), pool,
                                                  _writer(raw, "sample-site-dev")))
                     rows += [{"source": "sample-site-dev", "soft_weight": SOFT_ANCHOR_WEIGHT, **asdict(r)} for r in replies]
         finally:
@@ -348,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "ranked on the other)")
     args = parser.parse_args(argv)
     if args.from_raw:
-        rows = _load_jsonl(args.from_raw)
+        rows = load_items(args.from_raw)
     else:
         if args.raw:
             args.raw.write_text("", encoding="utf-8")

@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 
 from bench import idkmrc
+from bench.eval_sets import ANSWERS_SET, INFORMAL_SET, load_items
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV_SET = ROOT / "tests" / "data" / "eval" / "answers.jsonl"
-INFORMAL_SET = ROOT / "tests" / "data" / "eval" / "informal.jsonl"  # only reported, never fitted on
 SEED = 20261122  # bench/fit_abstention.py's seed: the same tune passages
 TUNE_PASSAGES = 700
 TUNE_QUESTIONS = 600
@@ -101,9 +100,8 @@ def collect(n_tune: int, n_check: int) -> list[dict[str, Any]]:
         with SampleSite() as site:
             settings = site_settings(site.base_url, Path(tmp) / "site")
             manager, _, _ = build_fresh_index(settings)
-            for name, path in (("sample-site-dev", DEV_SET), ("sample-site-informal", INFORMAL_SET)):
-                items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-                items = [it for it in items if it.get("answerable", True) and it.get("answers") and not it.get("conversation")]
+            for name, path in (("sample-site-dev", ANSWERS_SET), ("sample-site-informal", INFORMAL_SET)):  # informal: reported only
+                items = [it for it in load_items(path) if it.get("answerable", True) and it.get("answers") and not it.get("conversation")]
                 rows += _ask_closing(_pipeline(settings, manager), items, name)
     return rows
 

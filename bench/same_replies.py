@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.evaluation import ROOT, _load_items, answer_item, build_fresh_index, site_settings
+from bench.eval_sets import load_set
+from bench.evaluation import answer_item, build_fresh_index, site_settings
 
 ITEMS = (("answers.jsonl", 25), ("informal.jsonl", 25))
 _PORT = re.compile(r"127\.0\.0\.1:\d+")
@@ -31,7 +32,7 @@ _PORT = re.compile(r"127\.0\.0\.1:\d+")
 def questions() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name, n in ITEMS:
-        out += _load_items(ROOT / "tests" / "data" / "eval" / name)[:n]
+        out += load_set(name)[:n]
     return out
 
 

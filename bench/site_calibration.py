@@ -32,11 +32,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.eval_sets import load_items
 from bench.evaluation import (
     ANSWERS_SET,
     INFORMAL_SETS,
     ROOT,
-    _load_items,
     answer_items,
     build_fresh_index,
     site_settings,
@@ -125,7 +125,7 @@ def run(limit: int | None = None, out: Path | None = None, target_refusal: float
     from generation.reader import Reader
     from generation.reader.site import load_threshold
 
-    sets = {key: _load_items(path)[:limit] if limit else _load_items(path) for key, path in SETS.items()}
+    sets = {key: load_items(path)[:limit] if limit else load_items(path) for key, path in SETS.items()}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="prodi-site-calibration-") as tmp, SampleSite() as site:
         settings = site_settings(site.base_url, Path(tmp) / "data", answerer="reader")

@@ -45,12 +45,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.eval_sets import load_set
 from bench.fit_abstention import auc as fit_auc
-from bench.train_reader import ROOT
 from bench.train_reader_site import BLIND_A, SETS, site_fold
 from generation.reader.reader import CONFIG_FILE, DEFAULT_DIR, ReaderConfig
 
-EVAL = ROOT / "tests" / "data" / "eval"
 READ_SETS = (*SETS, BLIND_A)  # never informal_final.jsonl (blind set B)
 FOLDS = 2
 
@@ -101,8 +100,8 @@ def subset_of(set_name: str, item: dict[str, Any]) -> str:
 def load_items(limit: int = 0) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for name in READ_SETS:
-        lines = (EVAL / name).read_text(encoding="utf-8").splitlines()
-        out += [(name, json.loads(line)) for line in (lines[:limit] if limit else lines)]
+        items = load_set(name)
+        out += [(name, item) for item in (items[:limit] if limit else items)]
     return out
 
 

@@ -151,10 +151,11 @@ def probe_calibrator(rows_path: Path, folds: int = 5, seeds: int = 5) -> dict[st
     from sklearn.model_selection import StratifiedKFold
     from sklearn.preprocessing import StandardScaler
 
-    from bench.fit_abstention import PER_CLASS, TUNE_PASSAGES, _load_jsonl, _sample_tune
+    from bench.eval_sets import load_items
+    from bench.fit_abstention import PER_CLASS, TUNE_PASSAGES, _sample_tune
     from generation.calibration import measured_means, signal_matrix
 
-    rows = [r for r in _load_jsonl(rows_path) if r.get("features") and r.get("source", "idkmrc-tune") == "idkmrc-tune"]
+    rows = [r for r in load_items(rows_path) if r.get("features") and r.get("source", "idkmrc-tune") == "idkmrc-tune"]
     docs, items = _sample_tune(TUNE_PASSAGES, PER_CLASS)  # the passages the rows' questions were asked from
     text = {d["id"]: d["text"] for d in docs}
     passage = {it["id"]: text.get((it.get("relevant_doc_ids") or [""])[0], "") for it in items}

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.eval_sets import load_set
 from bench.train_reader import ROOT, Window
 from generation.reader.e5file import E5File
 from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
@@ -71,8 +72,7 @@ def step_items(sets: Sequence[str] = SETS, folds: int = 0, fold: int = 0,
     folded = set(sets if fold_sets is None else fold_sets)
     out = []
     for name in sets:
-        for line in (ROOT / "tests" / "data" / "eval" / name).read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
+        for item in load_set(name):
             left_out = folds and name in folded and site_fold(str(item["id"]), folds) == fold
             if not item.get("conversation") and not left_out:
                 out.append((name, item))

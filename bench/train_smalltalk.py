@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.eval_sets import DIALOGUES_SET, load_items, load_set
 from bench.idkmrc import is_check, load_passages
 from bench.train_reader import asked_forms
 from generation.smalltalk import (
@@ -70,7 +71,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_LEXICON = ROOT.parent / "shared" / "data" / "colloquial-id" / "lexicon.csv"
 BUNDLED_LEXICON = ROOT / "retrieval" / "data" / "colloquial_lexicon.csv"  # the same file (retrieval/data/README.md)
 OUT_DIR = DEFAULT_PATH.parent
-EVAL_DIR = ROOT / "tests" / "data" / "eval"
 EVAL_SETS = ("answers", "informal", "informal_holdout", "informal_final")
 SEED = 20261126
 CLASSES = (QUESTION, *INTENTS)
@@ -572,9 +572,8 @@ def build_questions(part: str, data: dict, smalltalk: list[tuple[str, str]], par
 def dialogue_turns() -> list[tuple[str, bool]]:
     """(message, expected small talk) of every turn of tests/data/eval/dialogues.jsonl (the team's multi-turn set)."""
     out = []
-    for line in (EVAL_DIR / "dialogues.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out += [(t["user"], t["expect"] == "smalltalk") for t in json.loads(line)["turns"]]
+    for dialogue in load_items(DIALOGUES_SET):
+        out += [(t["user"], t["expect"] == "smalltalk") for t in dialogue["turns"]]
     return out
 
 
@@ -591,10 +590,7 @@ def measure_dialogues(model: SmallTalkClassifier) -> dict:
 def eval_messages(name: str) -> list[str]:
     """The queries and first user messages of one of the project's question sets (tests/data/eval)."""
     out: list[str] = []
-    for line in (EVAL_DIR / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        item = json.loads(line)
+    for item in load_set(f"{name}.jsonl"):
         turns = [t["text"] for t in item.get("conversation") or [] if t.get("role") == "user"]
         out += turns[:1] + [item["query"]]
     return list(dict.fromkeys(out))

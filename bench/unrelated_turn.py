@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.train_reader import ROOT
+from bench.eval_sets import load_set
 
 SETS = {"dev": "answers.jsonl", "informal": "informal.jsonl", "holdout": "informal_holdout.jsonl"}
 OUTCOMES = ("correct", "wrong", "abstained", "refused", "answered")
@@ -44,8 +44,7 @@ def derangement(n: int, seed: int) -> list[int]:
 
 
 def single_turn(name: str) -> list[dict[str, Any]]:
-    path = ROOT / "tests" / "data" / "eval" / SETS[name]
-    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = load_set(SETS[name])
     return [it for it in items if not it.get("conversation")]
 
 
