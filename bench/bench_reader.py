@@ -13,8 +13,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.eval_sets import load_set
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -38,6 +36,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _questions(limit: int) -> list[str]:
+    from bench.eval_sets import load_set  # after the sys.path line above: this file also runs as a script
+
     out: list[str] = []
     for name in ("answers.jsonl", "informal.jsonl"):
         for item in load_set(name):
