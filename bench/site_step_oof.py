@@ -97,7 +97,8 @@ def subset_of(set_name: str, item: dict[str, Any]) -> str:
     return f"fold{site_fold(str(item['id']), FOLDS)}"
 
 
-def load_items(limit: int = 0) -> list[tuple[str, dict[str, Any]]]:
+def read_items(limit: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """(set name, item) of every item of ``READ_SETS`` (``limit``: the first N of each set)."""
     out = []
     for name in READ_SETS:
         items = load_set(name)
@@ -227,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     from bot.sample_site import SampleSite
 
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
-    items = load_items(args.limit)
+    items = read_items(args.limit)
     with tempfile.TemporaryDirectory(prefix="prodi-site-oof-") as tmp, SampleSite() as site:
         settings = site_settings(site.base_url, Path(tmp) / "data")
         manager, _, _ = build_fresh_index(settings)

@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from bench.eval_sets import load_set
+from bench.eval_sets import ANSWERS_SET, FINAL_SET, HOLDOUT_SET, INFORMAL_SET, load_set
 from bench.train_reader import ROOT, Window
 from generation.reader.e5file import E5File
 from generation.reader.reader import DEFAULT_DIR, ReaderConfig, windows_for
 
-SETS = ("answers.jsonl", "informal.jsonl")  # dev and informal (the default); the blind sets are held out
-BLIND_A, BLIND_B = "informal_holdout.jsonl", "informal_final.jsonl"
+SETS = (ANSWERS_SET.name, INFORMAL_SET.name)  # dev and informal (the default); the blind sets are held out
+BLIND_A, BLIND_B = HOLDOUT_SET.name, FINAL_SET.name
 SITE_SETS = (*SETS, BLIND_A)  # what a step may train on: never blind set B
 
 

@@ -24,9 +24,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.eval_sets import load_set
+from bench.eval_sets import ANSWERS_SET, HOLDOUT_SET, INFORMAL_SET, load_set
 
-SETS = {"dev": "answers.jsonl", "informal": "informal.jsonl", "holdout": "informal_holdout.jsonl"}
+SETS = {"dev": ANSWERS_SET.name, "informal": INFORMAL_SET.name, "holdout": HOLDOUT_SET.name}
 OUTCOMES = ("correct", "wrong", "abstained", "refused", "answered")
 RIGHT = frozenset({"correct", "refused"})  # an answerable item answered with its gold, an unanswerable one refused
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.site_step_oof import READ_SETS, figures, load_items, parse_reader, report, subset_of
+from bench.site_step_oof import READ_SETS, figures, parse_reader, read_items, report, subset_of
 from bench.train_reader_site import site_fold
 
 
@@ -23,7 +23,7 @@ def test_reader_specs_name_the_left_out_fold() -> None:
 
 def test_blind_set_b_is_never_read_and_each_item_has_one_subset() -> None:
     assert "informal_final.jsonl" not in READ_SETS
-    items = load_items()
+    items = read_items()
     subsets = [subset_of(name, item) for name, item in items]
     assert {s for s in subsets} == {"fold0", "fold1", "A", "multi_turn"}
     for (name, item), subset in zip(items, subsets, strict=True):
@@ -103,7 +103,7 @@ def test_a_step_that_trained_on_half_of_blind_set_a_is_read_on_the_other_half_on
     with_a = reader("with_a", {"sets": ["answers.jsonl", "informal.jsonl", "informal_holdout.jsonl"],
                                "left_out_fold": {"folds": 2, "fold": 1, "sets": ["informal_holdout.jsonl"]}})
     folded = reader("folded", {"sets": ["answers.jsonl", "informal.jsonl"], "left_out_fold": {"folds": 2, "fold": 1}})
-    items = load_items()
+    items = read_items()
     read = {name: [(s, i["id"]) for s, i in items if ReaderSpec(name, path, left).reads(s, i)]
             for name, path, left in (("with_a", with_a, 1), ("folded", folded, 1), ("all", folded, None))}
     a_fold1 = [(s, i["id"]) for s, i in items if s == "informal_holdout.jsonl" and site_fold(str(i["id"]), 2) == 1]
