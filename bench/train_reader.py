@@ -151,14 +151,65 @@ def moved_start(where: list[int], start: int, length: int) -> int | None:
     return moved[0]
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of ``text``, cut as :func:`as_lines` cuts it."""
+    cuts = [0] + [x for m in _SENTENCE.finditer(text) for x in (m.start(), m.end())] + [len(text)]
+    return [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=True) if b > a]
+
+
+def among_others(ex: dict, others: list[str], rng: random.Random) -> dict | None:
+    """``ex`` (a question over its passage) with the passage cut to one section among sections of other passages,
+    as a site page's chunk joins small unrelated sections (an FAQ's pairs, a page's short blocks) with blank lines.
+    The question's section is the answer's sentences and one sentence either side; for an unanswerable question, the
+    three sentences that share the most words with it (the question was written to look answerable from the
+    passage, and these are what it looks answerable from). Two to four other sections, one or two sentences each
+    from a passage in ``others`` other than ex's, join it in a random order. The answers that lie inside the section
+    keep their text at their new place. None when the passage has no sentence cut to make. A training-data
+    transform (``--among``), not a rule of the answer path."""
+    spans = sentence_spans(ex["context"])
+    if len(spans) < 2:
+        return None
+    if ex["answerable"]:
+        text, a0 = ex["answers"][0]
+        first = next(i for i, (_, b) in enumerate(spans) if a0 < b)
+        last = next(i for i, (_, b) in enumerate(spans) if a0 + len(text) <= b)
+        lo, hi = max(0, first - 1), min(len(spans) - 1, last + 1)
+    else:
+        asked = set(re.findall(r"\w+", ex["question"].lower()))
+        shared = [len(asked & set(re.findall(r"\w+", ex["context"][a:b].lower()))) for a, b in spans]
+        lo = max(range(max(1, len(spans) - 2)), key=lambda i: (sum(shared[i:i + 3]), -i))
+        hi = min(len(spans) - 1, lo + 2)
+    begin, finish = spans[lo][0], spans[hi][1]
+    own = ex["context"][begin:finish].strip()
+    begin += len(ex["context"][begin:finish]) - len(ex["context"][begin:finish].lstrip())
+    sections = []
+    for _ in range(rng.randint(2, 4)):
+        other = rng.choice(others)
+        while other == ex["context"]:
+            other = rng.choice(others)
+        cut = sentence_spans(other)
+        at = rng.randrange(len(cut))
+        take = cut[at:at + rng.randint(1, 2)]
+        sections.append(other[take[0][0]:take[-1][1]].strip())
+    where = rng.randint(0, len(sections))
+    sections.insert(where, own)
+    shift = sum(len(x) + 2 for x in sections[:where]) - begin
+    answers = [(t, a + shift) for t, a in ex["answers"] if begin <= a and a + len(t) <= begin + len(own)]
+    if ex["answerable"] and not answers:
+        return None
+    return {**ex, "id": ex["id"] + "-among", "context": "\n\n".join(sections), "answers": answers}
+
+
 def load_examples(path: Path, limit: int | None, informal: float = 0.0,
-                  lines: float = 0.0, asked: float = 0.0) -> dict[str, list[dict]]:
+                  lines: float = 0.0, asked: float = 0.0, among: float = 0.0) -> dict[str, list[dict]]:
     """The three parts of the IDK-MRC train file. With ``informal`` > 0 that fraction of the *train* part's
     questions (chosen with a fixed seed) is rewritten as students type (:func:`as_students_type`); dev and check
     keep the dataset's own questions. With ``lines`` > 0 that fraction of the train part's passages (a fixed seed)
     also appears laid out in lines (:func:`as_lines`), each question again over it (an answerable one only when its
     answer survives the re-layout intact). With ``asked`` > 0 that fraction of the train part's questions (a fixed
-    seed) is put in the word order students type (:func:`as_students_ask`) before the informal rewrite."""
+    seed) is put in the word order students type (:func:`as_students_ask`) before the informal rewrite. With
+    ``among`` > 0 that fraction of the train part's passages (a fixed seed) also gives each of its questions over a
+    copy cut to one section among other passages' sections (:func:`among_others`)."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     parts: dict[str, list[dict]] = {"train": [], "dev": [], "check": []}
     laid = random.Random(11)
@@ -177,6 +228,12 @@ def load_examples(path: Path, limit: int | None, informal: float = 0.0,
                 if not answerable or kept:
                     parts[part].append({"id": qa["id"] + "-lines", "question": qa["question"], "context": relaid[0],
                                         "answerable": answerable, "answers": kept if answerable else []})
+    if among > 0:
+        chosen, pick = random.Random(19), random.Random(23)
+        others = sorted({ex["context"] for ex in parts["train"] if not ex["id"].endswith("-lines")})
+        picked = {c for c in others if chosen.random() < among}
+        parts["train"] += [copy for ex in list(parts["train"]) if ex["context"] in picked
+                           for copy in [among_others(ex, others, pick)] if copy is not None]
     if limit:
         rng = random.Random(0)
         for key in parts:
@@ -200,7 +257,7 @@ def run_examples(run: dict[str, Any]) -> dict[str, list[dict]]:
     keeps): the one place that turns a run's data options into its data, so the in-domain step replays exactly the
     questions the main run trained on."""
     return load_examples(train_path(run.get("train_file")), run.get("smoke") or None, run.get("informal", 0.0),
-                         run.get("lines", 0.0), run.get("asked", 0.0))
+                         run.get("lines", 0.0), run.get("asked", 0.0), run.get("among", 0.0))
 
 
 def featurize(e5: E5File, cfg: ReaderConfig, examples: list[dict]) -> list[Window]:
@@ -244,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="fraction of the train part's passages also given laid out in lines (as_lines)")
     ap.add_argument("--asked", type=float, default=0.0,
                     help="fraction of the train part's questions put in students' word order (as_students_ask)")
+    ap.add_argument("--among", type=float, default=0.0,
+                    help="fraction of the train part's passages also given cut to one section among others' (among_others)")
     ap.add_argument("--throughput-only", type=int, default=0, help="time N training windows and stop")
     args = ap.parse_args(argv)
 

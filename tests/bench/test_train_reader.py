@@ -178,6 +178,36 @@ def test_relaid_copies_join_only_the_train_part_and_keep_their_answers():
         assert copy["answerable"] == bool(copy["answers"]) and copy["question"] == source["question"]
 
 
+def test_among_others_copies_cut_the_passage_to_one_section_among_other_passages():
+    from bench.idkmrc import train_path
+    from bench.train_reader import load_examples
+
+    plain = load_examples(train_path(None), None)
+    mixed = load_examples(train_path(None), None, 0.0, 0.0, 0.0, 0.2)
+    for part in ("dev", "check"):
+        assert mixed[part] == plain[part]
+    copies = [e for e in mixed["train"] if e["id"].endswith("-among")]
+    assert [e for e in mixed["train"] if not e["id"].endswith("-among")] == plain["train"]
+    assert 0.1 < len(copies) / len(plain["train"]) < 0.3
+    assert copies == [e for e in load_examples(train_path(None), None, 0.0, 0.0, 0.0, 0.2)["train"]
+                      if e["id"].endswith("-among")]
+    originals = {e["id"]: e for e in plain["train"]}
+    passages = {e["context"] for e in plain["train"]}
+    assert any(not c["answerable"] for c in copies) and any(c["answerable"] for c in copies)
+    for copy in copies:
+        source = originals[copy["id"].removesuffix("-among")]
+        sections = copy["context"].split("\n\n")
+        assert 3 <= len(sections) <= 5 and copy["question"] == source["question"]
+        # exactly one section comes from the question's own passage; the others from other passages
+        own = [x for x in sections if x in source["context"]]
+        assert len(own) == 1 and all(any(x in p for p in passages if p != source["context"])
+                                     for x in sections if x is not own[0])
+        assert copy["answerable"] == source["answerable"] == bool(copy["answers"])
+        at = copy["context"].index(own[0])
+        for text, start in copy["answers"]:
+            assert copy["context"][start:start + len(text)] == text and at <= start < at + len(own[0])
+
+
 def test_the_in_domain_step_runs_on_the_smoke_run_and_leaves_its_fold_out(smoke, tmp_path):
     """``bench.train_reader_site`` after the smoke run (CI): the sample site crawled and indexed, a few of its dev
     items read as windows, one epoch with the main run's IDK-MRC windows replayed, the export; with ``--folds``,
