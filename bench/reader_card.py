@@ -98,6 +98,11 @@ def write_card(out_dir: Path) -> None:
            "word order students type, before any lexicon rewrite: one that opens with a question word has it at the end "
            "(\"letak X di mana?\") or left out (\"letak X\"), even odds (`bench.train_reader.as_students_ask`)."]
           if getattr(args, "asked", 0.0) else []),
+        *([f"- {getattr(args, 'among', 0.0):.0%} of the train part's passages (another fixed seed) also gave each of "
+           "their questions over a copy cut to one section among two to four one- or two-sentence sections of other "
+           "train passages, joined by blank lines: the answer's sentences and one either side, or for an unanswerable "
+           "question the three sentences that share the most words with it (`bench.train_reader.among_others`)."]
+          if getattr(args, "among", 0.0) else []),
         "- Trained on train only. Dev gave the per-epoch figures, the calibration and the threshold. Check was read "
         "once, at the end, for the figures below; nothing was chosen on it.",
         "",

@@ -29,7 +29,7 @@ def smoke(tmp_path_factory) -> Path:
     out.mkdir()
     work.mkdir()
     run = subprocess.run([sys.executable, "-m", "bench.train_reader", "--smoke", "24", "--epochs", "1",
-                          "--asked", "0.5", "--out", str(out), "--work", str(work), "--threads", "2"],
+                          "--asked", "0.5", "--among", "0.5", "--out", str(out), "--work", str(work), "--threads", "2"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     return out
@@ -41,7 +41,8 @@ def test_smoke_run_writes_weights_card_and_log(smoke):
     card = (smoke / "MODEL_CARD.md").read_text(encoding="utf-8")
     assert "SMOKE RUN" in card and meta["sha256"] in card and "MIT" in card
     # the data transforms the run used are named, each with the function that does it
-    assert "as_students_type" in card and "as_students_ask" in card and "as_lines" not in card
+    assert "as_students_type" in card and "as_students_ask" in card and "among_others" in card
+    assert "as_lines" not in card
     events = [json.loads(line)["event"] for line in (smoke / "train_log.jsonl").read_text().splitlines()]
     assert events[0] == "data" and {"cache", "epoch", "final", "exported"} <= set(events)
 
