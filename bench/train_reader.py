@@ -119,13 +119,18 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"(])")
 _COPULA = re.compile(r"^(.{3,70}?),? (?:adalah|merupakan|ialah|yaitu|yakni) ")
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of ``text``, split after a stop that a capital, a quote or a parenthesis follows."""
+    cuts = [0] + [x for m in _SENTENCE.finditer(text) for x in (m.start(), m.end())] + [len(text)]
+    return [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=True) if b > a]
+
+
 def as_lines(text: str) -> tuple[str, list[int]]:
     """``text`` laid out as a page of lines: one sentence per line, "X adalah / merupakan / ialah / yaitu / yakni Y"
     as "X: Y", a sentence's final stop dropped. Also, for each character of ``text``, its index in the new text (-1
     where it was dropped). A training-data transform (``--lines``), not a rule of the answer path."""
-    cuts = [0] + [x for m in _SENTENCE.finditer(text) for x in (m.start(), m.end())] + [len(text)]
     out: list[tuple[int, str]] = []
-    for n, (a, b) in enumerate(zip(cuts[::2], cuts[1::2], strict=True)):
+    for n, (a, b) in enumerate(sentence_spans(text)):
         m = _COPULA.match(text[a:b])
         if m and len(m.group(1).split()) <= 8:
             line = [(i, text[i]) for i in range(a, a + len(m.group(1)))] + [(-1, ":"), (-1, " ")]
@@ -151,12 +156,6 @@ def moved_start(where: list[int], start: int, length: int) -> int | None:
     return moved[0]
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of each sentence of ``text``, cut as :func:`as_lines` cuts it."""
-    cuts = [0] + [x for m in _SENTENCE.finditer(text) for x in (m.start(), m.end())] + [len(text)]
-    return [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=True) if b > a]
-
-
 def among_others(ex: dict, others: list[str], rng: random.Random) -> dict | None:
     """``ex`` (a question over its passage) with the passage cut to one section among sections of other passages,
     as a site page's chunk joins small unrelated sections (an FAQ's pairs, a page's short blocks) with blank lines.
@@ -179,9 +178,9 @@ def among_others(ex: dict, others: list[str], rng: random.Random) -> dict | None
         shared = [len(asked & set(re.findall(r"\w+", ex["context"][a:b].lower()))) for a, b in spans]
         lo = max(range(max(1, len(spans) - 2)), key=lambda i: (sum(shared[i:i + 3]), -i))
         hi = min(len(spans) - 1, lo + 2)
-    begin, finish = spans[lo][0], spans[hi][1]
-    own = ex["context"][begin:finish].strip()
-    begin += len(ex["context"][begin:finish]) - len(ex["context"][begin:finish].lstrip())
+    begin, raw = spans[lo][0], ex["context"][spans[lo][0]:spans[hi][1]]
+    own = raw.strip()
+    begin += len(raw) - len(raw.lstrip())
     sections = []
     for _ in range(rng.randint(2, 4)):
         other = rng.choice(others)
@@ -232,7 +231,7 @@ def load_examples(path: Path, limit: int | None, informal: float = 0.0,
         chosen, pick = random.Random(19), random.Random(23)
         others = sorted({ex["context"] for ex in parts["train"] if not ex["id"].endswith("-lines")})
         picked = {c for c in others if chosen.random() < among}
-        parts["train"] += [copy for ex in list(parts["train"]) if ex["context"] in picked
+        parts["train"] += [copy for ex in parts["train"] if ex["context"] in picked
                            for copy in [among_others(ex, others, pick)] if copy is not None]
     if limit:
         rng = random.Random(0)
